@@ -1,0 +1,1 @@
+# conf/: sandbox.yaml examples, the default first.

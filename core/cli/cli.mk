@@ -1,0 +1,1 @@
+# core/cli: rules for this part.

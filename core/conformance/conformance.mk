@@ -1,0 +1,1 @@
+# core/conformance: rules for this part.

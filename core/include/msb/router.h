@@ -1,0 +1,128 @@
+/*
+ * msb/router.h — routing a workload spec to a backend that passes all six checks, or
+ * refusing loudly (host API).
+ *
+ * The checks, in order: denials (capabilities and identities the host forbids), the
+ * minimum-isolation floor (the stricter of host and spec), the capability match, the OS
+ * family, the transfer ceilings (each direction, all three fields, refused never clamped),
+ * the egress mode (exact: refused in both directions) and the isolation scope (the stricter
+ * of host and spec). Under `fixed` selection one backend is resolved at construction and
+ * every spec is checked against it; under `per_spec` the first registered backend that
+ * passes every check serves, and a refusal quotes every backend's own. The route is a pure
+ * function of the spec and the declarations, so one spec always reaches the same backend.
+ */
+#ifndef MSB_ROUTER_H
+#define MSB_ROUTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msb/error.h>
+#include <msb/loader.h>
+#include <msb/observer.h>
+#include <msb/sandbox.h>
+#include <msb/types.h>
+#include <msb/vocab.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum msb_selection { MSB_SELECTION_FIXED = 0, MSB_SELECTION_PER_SPEC } msb_selection;
+
+/* What happens to a sandbox whose cleanup failed: disposed (default), or kept warm. */
+typedef enum msb_reclaim_policy { MSB_RECLAIM_DISPOSE = 0, MSB_RECLAIM_KEEP } msb_reclaim_policy;
+
+/*
+ * Construction options. Callers allocate this, so it carries its size: initialise with
+ * MSB_ROUTER_OPTIONS_INIT and set what you mean; configuring nothing is the production posture.
+ */
+typedef struct msb_router_options {
+	uint32_t struct_size;
+	msb_isolation min_isolation;     /* default microvm */
+	msb_scope min_isolation_scope;   /* default conversation */
+	msb_selection selection;         /* default fixed */
+	const char *selected;            /* fixed only: pin a backend by name; NULL: the first */
+	msb_set denied_capabilities;
+	msb_set denied_identities;
+	msb_reclaim_policy reclaim;
+	const msb_observer *observer;    /* may be NULL: a host that registers none pays nothing */
+	/* Where warnings go (one line each); NULL: stderr. */
+	void (*warn)(void *ctx, const char *message);
+	void *warn_ctx;
+} msb_router_options;
+
+#define MSB_ROUTER_OPTIONS_INIT                                                        \
+	{ (uint32_t)sizeof(msb_router_options), MSB_ISO_MICROVM, MSB_SCOPE_CONVERSATION,   \
+	  MSB_SELECTION_FIXED, NULL, 0, 0, MSB_RECLAIM_DISPOSE, NULL, NULL, NULL }
+
+typedef struct msb_router msb_router;
+
+/*
+ * Build a router over `backends` in registration order (borrowed: they must outlive it).
+ * Refuses: `selected` with per_spec; a `selected` name not registered (NoSandboxBackend,
+ * listing what is); under fixed, the resolved backend below the floor
+ * (SandboxBackendNotPermitted, naming the ladder); under per_spec, nothing clearing the
+ * floor. Under per_spec, warns once per registered backend below the floor.
+ */
+msb_errc msb_router_new(msb_backend *const *backends, size_t n_backends,
+			const msb_router_options *options, msb_router **out, msb_error *err);
+void msb_router_free(msb_router *router);
+
+/*
+ * The whole of a wiring test: run every check against the backend that would serve `spec`
+ * and name it in *chosen. Also warns (never refuses) when a closed-egress spec meets… see
+ * core/lib/router_checks.c for the seed's warning rule; acquire stays silent about it.
+ */
+msb_errc msb_router_ensure_can_serve(msb_router *router, const msb_spec *spec,
+				     const msb_backend **chosen, msb_error *err);
+
+/*
+ * Get-or-create the sandbox for (key, spec->kind), after the same checks. At `call` scope
+ * the key's call_id is part of the sandbox's name (and must be non-empty). A key whose
+ * disposal did not land is refused with SandboxUnclean until one does.
+ */
+msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_spec *spec,
+			    msb_sandbox **out, msb_error *err);
+
+/*
+ * Ask every registered backend to delete `key`'s sandboxes. Returns true when every
+ * backend reported nothing; false with `failure` holding the fold of what was reported.
+ */
+bool msb_router_dispose(msb_router *router, const msb_key *key, msb_disposal_failure *failure);
+/* Purge a conversation across every registered backend. */
+void msb_router_dispose_scope(msb_router *router, const char *scope, const char *thread_id,
+			      msb_scope_purge *purge);
+/*
+ * The scope guard: run `body(ctx)`, then dispose (scope, thread_id) however body returned,
+ * reporting the counts in *purge. Returns body's own return value; the disposal can never
+ * mask it.
+ */
+int msb_router_scope(msb_router *router, const char *scope, const char *thread_id,
+		     int (*body)(void *ctx), void *ctx, msb_scope_purge *purge);
+
+size_t msb_router_backend_count(const msb_router *router);
+const msb_backend *msb_router_backend_at(const msb_router *router, size_t i);
+const msb_router_options *msb_router_get_options(const msb_router *router);
+
+/*
+ * Key parts read at call time from the host's request context, never taken from input a
+ * model can shape. Each callback returns a string that stays valid until the next call.
+ */
+typedef struct msb_caller_context {
+	uint32_t struct_size;
+	void *ctx;
+	const char *(*scope)(void *ctx);
+	const char *(*thread_id)(void *ctx);
+	const char *(*agent_dir)(void *ctx);
+} msb_caller_context;
+
+/* Read the caller's key now. call_id may be NULL (""). */
+msb_errc msb_caller_key(const msb_caller_context *caller, const char *call_id, msb_key *key,
+			msb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

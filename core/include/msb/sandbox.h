@@ -1,0 +1,55 @@
+/*
+ * msb/sandbox.h — what a workload gets: one acquired sandbox (host API).
+ *
+ * Each call is gated by what the serving backend declares: an operation whose capability it
+ * does not declare is refused with MSB_E_NOT_IMPLEMENTED before the backend is reached —
+ * except reclaim, which no capability gates, because a cleanup that could be refused would
+ * leak a directory per call out of the path that reports rather than raises.
+ */
+#ifndef MSB_SANDBOX_H
+#define MSB_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <msb/error.h>
+#include <msb/loader.h>
+#include <msb/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct msb_sandbox msb_sandbox;
+
+/* Drop this handle; the sandbox lives on until disposed. NULL is fine. */
+void msb_sandbox_release(msb_sandbox *sandbox);
+
+const msb_key *msb_sandbox_key(const msb_sandbox *sandbox);
+const msb_spec *msb_sandbox_spec(const msb_sandbox *sandbox);
+const msb_backend *msb_sandbox_backend(const msb_sandbox *sandbox);
+
+msb_errc msb_sandbox_exec(msb_sandbox *sandbox, const msb_exec_request *req,
+			  msb_exec_result *res, msb_error *err);
+msb_errc msb_sandbox_run_code(msb_sandbox *sandbox, const char *code, double timeout,
+			      msb_exec_result *res, msb_error *err);
+/* working_directory NULL means the spec's work_dir, for every file operation. */
+msb_errc msb_sandbox_write_file(msb_sandbox *sandbox, const char *path, const void *data,
+				size_t len, const char *working_directory, msb_error *err);
+msb_errc msb_sandbox_stat_file(msb_sandbox *sandbox, const char *path,
+			       const char *working_directory, msb_entry *entry, bool *found,
+			       msb_error *err);
+msb_errc msb_sandbox_read_file(msb_sandbox *sandbox, const char *path,
+			       const char *working_directory, uint64_t max_bytes, msb_buf *out,
+			       msb_error *err);
+msb_errc msb_sandbox_list_dir(msb_sandbox *sandbox, const char *path,
+			      const char *working_directory, msb_entry_list *out, msb_error *err);
+msb_errc msb_sandbox_remove(msb_sandbox *sandbox, const char *path,
+			    const char *working_directory, bool recursive, msb_error *err);
+msb_errc msb_sandbox_reclaim(msb_sandbox *sandbox, const char *directory,
+			     const char *working_directory, double timeout, msb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

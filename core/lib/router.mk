@@ -1,0 +1,1 @@
+# core/lib: rules for this part.

@@ -1,0 +1,1 @@
+# doc/: man pages and guides.

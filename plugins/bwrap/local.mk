@@ -1,0 +1,1 @@
+# plugins/bwrap: rules for this area.

@@ -1,0 +1,1 @@
+# plugins/gvisor: rules for this area.

@@ -1,0 +1,1 @@
+# plugins/inprocess: rules for this area.

@@ -1,0 +1,1 @@
+# plugins/process: rules for this area.

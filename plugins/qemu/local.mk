@@ -1,0 +1,1 @@
+# plugins/qemu: rules for this area.

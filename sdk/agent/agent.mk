@@ -1,0 +1,1 @@
+# sdk/agent: rules for this part.

@@ -1,0 +1,1 @@
+# sdk/confine: rules for this part.

@@ -1,0 +1,216 @@
+/*
+ * msb/backend.h — the plugin contract, ABI 27.
+ *
+ * A backend is a shared object exporting one constant data symbol, `msb_backend_v27`, of
+ * type `struct msb_backend_v27`. Write it with MSB_BACKEND_DEFINE(), which fills the magic,
+ * the ABI version and the struct's size so they cannot be forgotten:
+ *
+ *     MSB_BACKEND_DEFINE(
+ *         .name = "mine",
+ *         .isolation = "container",
+ *         .declarations = {
+ *             .capabilities = MSB_WORDS("exec", "files_in", "files_out"),
+ *             .egress_modes = MSB_WORDS("closed"),
+ *         },
+ *         .init = mine_init, .fini = mine_fini,
+ *         .acquire = mine_acquire, .dispose = mine_dispose, .dispose_scope = mine_dispose_scope,
+ *         .release = mine_release, .exec = mine_exec, .write_file = mine_write_file,
+ *         .reclaim = mine_reclaim,
+ *     );
+ *
+ * The host checks magic, abi_version and struct_size before it reads any other field, and
+ * refuses a plugin built against another SDK naming both versions. Fields are only ever
+ * appended (SQLite's iVersion rule): struct_size tells a newer host which ones exist.
+ *
+ * What the loader refuses at dlopen time, naming the file and the field (doc/writing-a-backend.md
+ * has the full list and the reasons): a missing descriptor; wrong magic/version/size; any of
+ * the pre-v27 bare declaration symbols (msb_backend_capabilities, msb_backend_limits,
+ * msb_backend_egress_modes, msb_backend_os_families) even beside a valid descriptor, because a
+ * stray bare declaration is read by nothing and silently replaced by that field's default; an
+ * unknown rung (the retired "process" included), egress mode, capability, OS family or scope;
+ * a set with a duplicate; a missing mandatory operation; a declared capability whose
+ * operation is absent.
+ */
+#ifndef MSB_BACKEND_H
+#define MSB_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msb/error.h>
+#include <msb/node.h>
+#include <msb/types.h>
+#include <msb/vocab.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MSB_BACKEND_MAGIC 0x21627367u /* "msb!" read as little-endian bytes, plus a salt */
+#define MSB_ABI_VERSION 27u
+#define MSB_BACKEND_SYMBOL "msb_backend_v27"
+
+/* A NULL-terminated word list, for a declaration field. */
+#define MSB_WORDS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+/* An empty set, stated: distinct from leaving the field NULL (unstated). */
+#define MSB_WORDS_NONE ((const char *const[]){ NULL })
+
+/*
+ * The six optional declarations. Every field is a pointer so that "not stated" (NULL) is
+ * distinct from "stated empty" (MSB_WORDS_NONE), because each field's silence rule differs:
+ *
+ *   capabilities      unstated reads as {exec, files_in}: what the protocol already obliges
+ *   limits            unstated reads as the default ceilings: a bigger ask is refused
+ *   egress_modes      unstated reads as {}: a backend that states nothing enforces nothing,
+ *                     and every spec is refused
+ *   os_families       unstated reads as {}: no answer, refusing only a spec that asks
+ *   isolation_scopes  unstated reads as {conversation}: the get-or-create every backend does
+ *   observes_egress   unstated reads as false
+ *
+ * Words are strings (not enum values) so that a word this host does not know is refused at
+ * load by name, rather than read as whatever integer it happened to be.
+ */
+typedef struct msb_declarations {
+	const char *const *capabilities;
+	const msb_sandbox_limits *limits;
+	const char *const *egress_modes;
+	const char *const *os_families;
+	const char *const *isolation_scopes;
+	const bool *observes_egress;
+} msb_declarations;
+
+/*
+ * What the host hands a backend at init: a way to log, and a way to report what its egress
+ * enforcement decided (EgressObserved), for backends that can read their own enforcement.
+ * Both may be called from any thread. struct_size is checked like the descriptor's.
+ */
+typedef enum msb_log_level { MSB_LOG_DEBUG = 0, MSB_LOG_INFO, MSB_LOG_WARNING, MSB_LOG_ERROR } msb_log_level;
+
+typedef struct msb_host {
+	uint32_t struct_size;
+	void *ctx;
+	void (*log)(void *ctx, msb_log_level level, const char *message);
+	void (*egress_observed)(void *ctx, const msb_key *key, const char *destination, bool allowed);
+} msb_host;
+
+/* Opaque handles: each plugin defines what they point at. */
+typedef struct msb_backend_instance msb_backend_instance;
+typedef struct msb_sandbox_handle msb_sandbox_handle;
+
+struct msb_backend_v27 {
+	/* Checked first, before any other field is read. */
+	uint32_t magic;
+	uint32_t abi_version;
+	uint32_t struct_size;
+
+	/* The backend's name as sandbox.yaml refers to it; unique among loaded plugins. */
+	const char *name;
+	/* Its rung on the isolation ladder, as a word: "none" … "vm". */
+	const char *isolation;
+	/* What it claims; see the silence rules above. */
+	msb_declarations declarations;
+
+	/* ---- backend operations ------------------------------------------------------- */
+
+	/*
+	 * Mandatory. Build an instance from the backend entry's `config:` node (NULL when the
+	 * entry has none). Refuse unknown keys (msb_node_check_keys) — a typo must not read as
+	 * "not stated".
+	 */
+	msb_errc (*init)(const msb_node *config, const msb_host *host, msb_backend_instance **self,
+			 msb_error *err);
+	/* Mandatory. Release the instance (not its sandboxes: those outlive the process). */
+	void (*fini)(msb_backend_instance *self);
+	/*
+	 * Optional. The declarations this instance holds, when its config narrows what the
+	 * descriptor states (a backend with no egress proxy configured declares {closed}
+	 * alone). Validated exactly as the descriptor's are. NULL: the descriptor's.
+	 */
+	const msb_declarations *(*instance_declarations)(msb_backend_instance *self);
+	/*
+	 * Mandatory. Return a running sandbox for (key, spec->kind), creating it if needed. Safe
+	 * under concurrent callers: one sandbox per (key, kind) however many race, across
+	 * processes where the engine outlives the caller.
+	 */
+	msb_errc (*acquire)(msb_backend_instance *self, const msb_key *key, const msb_spec *spec,
+			    msb_sandbox_handle **sandbox, msb_error *err);
+	/*
+	 * Mandatory. Delete every kind's sandbox for `key`. Best-effort and never fails the
+	 * caller, but truthful: return true and fill `failure` when the delete is known not to
+	 * have landed; false means nothing was reported (not that it provably happened).
+	 */
+	bool (*dispose)(msb_backend_instance *self, const msb_key *key, msb_disposal_failure *failure);
+	/* Mandatory. Delete every sandbox of (scope, thread_id); count what went, say what did not. */
+	void (*dispose_scope)(msb_backend_instance *self, const char *scope, const char *thread_id,
+			      msb_scope_purge *purge);
+
+	/* ---- sandbox operations ------------------------------------------------------- */
+	/*
+	 * Paths are POSIX-shaped and relative to `working_directory` (a guest path). Each file
+	 * operation confines the path to it: refusing escape, a symlinked parent, landing on a
+	 * symlink and the working directory itself (sdk/include/msb/confine.h does this for a
+	 * backend whose files are reachable from the host).
+	 */
+
+	/* Mandatory. Drop the host's handle; the sandbox itself lives on until disposed. */
+	void (*release)(msb_sandbox_handle *sandbox);
+	/* exec capability. */
+	msb_errc (*exec)(msb_sandbox_handle *sandbox, const msb_exec_request *req,
+			 msb_exec_result *res, msb_error *err);
+	/*
+	 * run_code capability. The timeout is wall-clock from this call: a deadline that expires
+	 * before the program starts is MSB_E_QUEUED_TIMEOUT, not a plain timeout.
+	 */
+	msb_errc (*run_code)(msb_sandbox_handle *sandbox, const char *code, double timeout,
+			     msb_exec_result *res, msb_error *err);
+	/* files_in capability. Atomic: a reader sees the old file or the new, never half. */
+	msb_errc (*write_file)(msb_sandbox_handle *sandbox, const char *path, const void *data,
+			       size_t len, const char *working_directory, msb_error *err);
+	/*
+	 * files_out capability. lstat-like: a symlink is described as one, never followed.
+	 * *found is false when nothing is there (not an error).
+	 */
+	msb_errc (*stat_file)(msb_sandbox_handle *sandbox, const char *path,
+			      const char *working_directory, msb_entry *entry, bool *found,
+			      msb_error *err);
+	/* files_out capability. Refuses (never truncates) a file over max_bytes. */
+	msb_errc (*read_file)(msb_sandbox_handle *sandbox, const char *path,
+			      const char *working_directory, uint64_t max_bytes, msb_buf *out,
+			      msb_error *err);
+	/* files_list capability. Symlinks listed as symlinks. */
+	msb_errc (*list_dir)(msb_sandbox_handle *sandbox, const char *path,
+			     const char *working_directory, msb_entry_list *out, msb_error *err);
+	/* files_delete capability. */
+	msb_errc (*remove)(msb_sandbox_handle *sandbox, const char *path,
+			   const char *working_directory, bool recursive, msb_error *err);
+	/*
+	 * Mandatory, gated by nothing. Remove `directory` (absolute, created by the caller under
+	 * `working_directory` with an unguessable name) and everything under it. A directory
+	 * that is not there is success; anything else is an error the caller escalates.
+	 * `working_directory` says where it sits; it is not a place to run the removal from.
+	 */
+	msb_errc (*reclaim)(msb_sandbox_handle *sandbox, const char *directory,
+			    const char *working_directory, double timeout, msb_error *err);
+};
+
+#if defined(__GNUC__)
+#define MSB_EXPORT __attribute__((visibility("default")))
+#else
+#define MSB_EXPORT
+#endif
+
+/* Define this plugin's descriptor. The arguments are designated initialisers. */
+#define MSB_BACKEND_DEFINE(...)                                                    \
+	MSB_EXPORT extern const struct msb_backend_v27 msb_backend_v27;            \
+	const struct msb_backend_v27 msb_backend_v27 = {                           \
+		.magic = MSB_BACKEND_MAGIC,                                        \
+		.abi_version = MSB_ABI_VERSION,                                    \
+		.struct_size = (uint32_t)sizeof(struct msb_backend_v27),           \
+		__VA_ARGS__                                                        \
+	}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

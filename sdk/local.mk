@@ -1,0 +1,25 @@
+# sdk/: what third parties build against — the public headers, msb.pc, and libmsb-sdk,
+# the small library of helpers every backend links (errors, vocabulary, results, config reads).
+lib_LTLIBRARIES += sdk/libmsb-sdk.la
+sdk_libmsb_sdk_la_SOURCES = \
+	sdk/lib/error.c \
+	sdk/lib/vocab.c \
+	sdk/lib/buf.c \
+	sdk/lib/disposal.c \
+	sdk/lib/spec.c \
+	sdk/lib/node.c
+sdk_libmsb_sdk_la_LIBADD = -lm
+sdk_libmsb_sdk_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
+
+msbinclude_HEADERS += \
+	sdk/include/msb/error.h \
+	sdk/include/msb/vocab.h \
+	sdk/include/msb/types.h \
+	sdk/include/msb/node.h \
+	sdk/include/msb/backend.h
+
+nodist_pkgconfig_DATA += sdk/msb.pc
+EXTRA_DIST += sdk/msb.pc.in
+
+include sdk/confine/confine.mk
+include sdk/agent/agent.mk

@@ -1,0 +1,1 @@
+# tests/agent: rules for this area.

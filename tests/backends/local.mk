@@ -1,0 +1,1 @@
+# tests/backends: rules for this area.

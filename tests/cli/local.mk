@@ -1,0 +1,1 @@
+# tests/cli: rules for this area.

@@ -1,0 +1,1 @@
+# tests/config: rules for this area.

@@ -1,0 +1,1 @@
+# tests/conformance: rules for this area.

@@ -1,0 +1,1 @@
+# tests/files: rules for this area.

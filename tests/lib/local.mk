@@ -1,0 +1,1 @@
+# tests/lib: rules for this area.

@@ -1,0 +1,1 @@
+# tests/loader: rules for this area.

@@ -1,0 +1,1 @@
+# tests/router: rules for this area.

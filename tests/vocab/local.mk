@@ -1,0 +1,1 @@
+# tests/vocab: rules for this area.
