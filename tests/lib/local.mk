@@ -1,1 +1,2 @@
-# tests/lib: rules for this area.
+# tests/lib: header-only helpers shared by every test (msb_test.h).
+EXTRA_DIST += tests/lib/msb_test.h
