@@ -46,4 +46,11 @@ struct msb_backend {
 	msb_host host;                       /* the host the backend was given (copied) */
 };
 
+/*
+ * Check an open shared object's descriptor, field by field (loader_validate.c). Fills the
+ * plugin's desc, isolation and decl; refuses with MSB_E_BACKEND_NOT_PERMITTED naming `file`
+ * and the field or symbol. Does not check name uniqueness: that is the loader's.
+ */
+msb_errc msb_plugin_validate(msb_plugin *plugin, msb_error *err);
+
 #endif

@@ -1,0 +1,138 @@
+/*
+ * loader.c — the set of loaded plugins: dlopen one file, have its descriptor checked
+ * (loader_validate.c), keep backend names unique, and dlclose them all at the end. A refused
+ * plugin is dlclosed at once and leaves nothing behind.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_internal.h"
+
+msb_errc msb_loader_new(msb_loader **out, msb_error *err)
+{
+	msb_loader *loader = calloc(1, sizeof *loader);
+	if (!loader)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory making a plugin loader");
+	*out = loader;
+	return MSB_OK;
+}
+
+static void plugin_free(msb_plugin *p)
+{
+	if (!p)
+		return;
+	if (p->handle)
+		dlclose(p->handle);
+	free(p->file);
+	free(p);
+}
+
+void msb_loader_free(msb_loader *loader)
+{
+	if (!loader)
+		return;
+	/* Last loaded first: a later plugin may depend on an earlier one's object. */
+	for (size_t i = loader->len; i-- > 0;)
+		plugin_free(loader->plugins[i]);
+	free(loader->plugins);
+	free(loader);
+}
+
+static const msb_plugin *loader_find(const msb_loader *loader, const char *name)
+{
+	for (size_t i = 0; i < loader->len; i++)
+		if (strcmp(loader->plugins[i]->desc->name, name) == 0)
+			return loader->plugins[i];
+	return NULL;
+}
+
+static msb_errc loader_append(msb_loader *loader, msb_plugin *p, msb_error *err)
+{
+	if (loader->len == loader->cap) {
+		size_t cap = loader->cap ? loader->cap * 2 : 4;
+		msb_plugin **grown = realloc(loader->plugins, cap * sizeof *grown);
+		if (!grown)
+			return msb_error_set(err, MSB_E_NOMEM, "plugin %s: out of memory", p->file);
+		loader->plugins = grown;
+		loader->cap = cap;
+	}
+	loader->plugins[loader->len++] = p;
+	return MSB_OK;
+}
+
+msb_errc msb_loader_load(msb_loader *loader, const char *path, const msb_plugin **out,
+			 msb_error *err)
+{
+	if (!path || !path[0])
+		return msb_error_set(err, MSB_E_VALUE, "no plugin file given");
+	msb_plugin *p = calloc(1, sizeof *p);
+	if (!p || !(p->file = strdup(path))) {
+		free(p);
+		return msb_error_set(err, MSB_E_NOMEM, "plugin %s: out of memory", path);
+	}
+	p->loader = loader;
+	dlerror();
+	p->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!p->handle) {
+		const char *why = dlerror();
+		msb_errc rc = msb_error_set(err, MSB_E_IMPORT, "plugin %s: cannot be loaded: %s",
+					    path, why ? why : "dlopen failed");
+		plugin_free(p);
+		return rc;
+	}
+	msb_errc rc = msb_plugin_validate(p, err);
+	if (rc == MSB_OK) {
+		const msb_plugin *taken = loader_find(loader, p->desc->name);
+		if (taken)
+			rc = msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED,
+					   "plugin %s: %s.name '%s' is already the name of plugin "
+					   "%s: two backends with one name would make sandbox.yaml "
+					   "ambiguous",
+					   path, MSB_BACKEND_SYMBOL, p->desc->name, taken->file);
+	}
+	if (rc == MSB_OK)
+		rc = loader_append(loader, p, err);
+	if (rc != MSB_OK) {
+		plugin_free(p);
+		return rc;
+	}
+	if (out)
+		*out = p;
+	return MSB_OK;
+}
+
+size_t msb_loader_count(const msb_loader *loader)
+{
+	return loader ? loader->len : 0;
+}
+
+const msb_plugin *msb_loader_at(const msb_loader *loader, size_t i)
+{
+	return loader && i < loader->len ? loader->plugins[i] : NULL;
+}
+
+const char *msb_plugin_name(const msb_plugin *plugin)
+{
+	return plugin->desc->name;
+}
+
+const char *msb_plugin_file(const msb_plugin *plugin)
+{
+	return plugin->file;
+}
+
+msb_isolation msb_plugin_isolation(const msb_plugin *plugin)
+{
+	return plugin->isolation;
+}
+
+const struct msb_backend_v27 *msb_plugin_descriptor(const msb_plugin *plugin)
+{
+	return plugin->desc;
+}
+
+const msb_effective_declarations *msb_plugin_declarations(const msb_plugin *plugin)
+{
+	return &plugin->decl;
+}
