@@ -1,0 +1,314 @@
+/*
+ * msb/agent.h — the guest agent's wire protocol and its host-side client (backend SDK).
+ *
+ * One small static program, `msb-agent`, runs inside a sandbox's boundary as its resident
+ * supervisor; the host asks it for every sandbox operation, one request per operation. The
+ * channel is any reliable byte stream — a unix socket, a pipe pair, a virtio serial port —
+ * so the protocol frames its own messages and never relies on the transport's boundaries.
+ *
+ * Wire format (all integers little-endian):
+ *
+ *   frame   = header payload
+ *   header  = magic:u32 ("MSBA") version:u16 type:u16 request_id:u32 payload_len:u32  (16 bytes)
+ *   payload = field*
+ *   field   = tag:u16 len:u32 value[len]
+ *
+ * A reply carries the request's type with MSB_AGENT_REPLY set and the request's id. Every
+ * reply starts with MSB_TAG_ERRC (and MSB_TAG_MESSAGE when not MSB_OK), then the result's
+ * fields. Unknown tags are skipped by both sides, so a later minor addition does not need a
+ * version bump; a change in meaning does.
+ *
+ * HELLO comes first on every connection. Its frame (header, ERRC, MESSAGE, VERSION) is frozen
+ * for all versions, so a peer of another version can always read the refusal: a side that
+ * receives a frame whose header names a version other than its own answers (if it is the
+ * agent) and reports MSB_E_PROTOCOL naming both versions, then drops the connection.
+ *
+ * Why the decoder cannot be made to allocate from a peer's say-so: payload_len is checked
+ * against MSB_AGENT_MAX_PAYLOAD before a byte of payload is allocated; every field length is
+ * checked against what is left of the payload already read; argument, path and environment
+ * strings are refused when they hold a NUL (they become C strings on the other side); the
+ * number of repeated fields is bounded by the payload that was read, never by a count field.
+ */
+#ifndef MSB_AGENT_H
+#define MSB_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msb/error.h>
+#include <msb/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MSB_AGENT_MAGIC 0x4142534du   /* "MSBA" as little-endian bytes */
+#define MSB_AGENT_PROTOCOL_VERSION 1u
+#define MSB_AGENT_HEADER_SIZE 16u
+/* The largest payload either side reads: a 64 MiB file plus room for the fields around it. */
+#define MSB_AGENT_MAX_PAYLOAD ((uint32_t)(64u * 1024u * 1024u + 64u * 1024u))
+/* Per-stream cap on exec output the agent ever holds; a larger max_output is clamped to it. */
+#define MSB_AGENT_MAX_OUTPUT ((uint64_t)16u * 1024u * 1024u)
+/* The installed agent binary (MSB_LIBEXECDIR/msb-agent); $MSB_AGENT overrides it. */
+#define MSB_AGENT_BINARY "msb-agent"
+
+/* Message types. A reply is its request's type | MSB_AGENT_REPLY. */
+typedef enum msb_agent_type {
+	MSB_AGENT_HELLO = 1,      /* VERSION; reply VERSION, AGENT_INFO */
+	MSB_AGENT_PING = 2,       /* nothing; reply nothing */
+	MSB_AGENT_EXEC = 3,       /* ARG* CWD? ENV* TIMEOUT_MS? MAX_OUTPUT? STDIN? */
+	MSB_AGENT_RUN_CODE = 4,   /* CODE TIMEOUT_MS? MAX_OUTPUT?; the agent's configured runtime */
+	MSB_AGENT_WRITE_FILE = 5, /* PATH WORKDIR DATA */
+	MSB_AGENT_STAT_FILE = 6,  /* PATH WORKDIR; reply FOUND ENTRY? */
+	MSB_AGENT_READ_FILE = 7,  /* PATH WORKDIR MAX_BYTES; reply DATA */
+	MSB_AGENT_LIST_DIR = 8,   /* PATH WORKDIR; reply ENTRY* */
+	MSB_AGENT_REMOVE = 9,     /* PATH WORKDIR RECURSIVE */
+	MSB_AGENT_RECLAIM = 10,   /* PATH(the absolute directory) WORKDIR */
+	MSB_AGENT_SHUTDOWN = 11,  /* kill every process the agent started, reply, then exit */
+	MSB_AGENT__TYPE_MAX = 11
+} msb_agent_type;
+#define MSB_AGENT_REPLY 0x8000u
+
+/* Field tags. */
+typedef enum msb_agent_tag {
+	MSB_TAG_ERRC = 1,        /* u32 msb_errc */
+	MSB_TAG_MESSAGE = 2,     /* bytes: the refusal sentence */
+	MSB_TAG_VERSION = 3,     /* u32 */
+	MSB_TAG_AGENT_INFO = 4,  /* bytes: "msb-agent <package version> pid <n>" */
+	MSB_TAG_ARG = 10,        /* bytes, repeated, no NUL; empty allowed */
+	MSB_TAG_CWD = 11,        /* bytes: guest path */
+	MSB_TAG_ENV = 12,        /* bytes "NAME=value", repeated; added to the scrubbed base */
+	MSB_TAG_TIMEOUT_MS = 13, /* u64; 0: the agent's default */
+	MSB_TAG_MAX_OUTPUT = 14, /* u64 per stream; 0: the agent's default */
+	MSB_TAG_STDIN = 15,      /* bytes */
+	MSB_TAG_CODE = 16,       /* bytes */
+	MSB_TAG_PATH = 20,       /* bytes */
+	MSB_TAG_WORKDIR = 21,    /* bytes: absolute guest path */
+	MSB_TAG_DATA = 22,       /* bytes */
+	MSB_TAG_MAX_BYTES = 23,  /* u64 */
+	MSB_TAG_RECURSIVE = 24,  /* u32 0/1 */
+	MSB_TAG_EXIT_CODE = 30,  /* u32 holding an int32 */
+	MSB_TAG_SIGNAL = 31,     /* u32 */
+	MSB_TAG_FLAGS = 32,      /* u32 MSB_AGENT_F_* */
+	MSB_TAG_STDOUT = 33,     /* bytes */
+	MSB_TAG_STDERR = 34,     /* bytes */
+	MSB_TAG_FOUND = 40,      /* u32 0/1 */
+	MSB_TAG_ENTRY = 41,      /* kind:u8 size:i64 path[...] */
+} msb_agent_tag;
+
+/* MSB_TAG_FLAGS bits of an exec/run_code reply. */
+#define MSB_AGENT_F_TIMED_OUT 0x1u
+#define MSB_AGENT_F_OUT_TRUNCATED 0x2u
+#define MSB_AGENT_F_ERR_TRUNCATED 0x4u
+
+/* ---- framing ---------------------------------------------------------------------- */
+
+typedef struct msb_agent_header {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t id;
+	uint32_t length;
+} msb_agent_header;
+
+void msb_agent_header_encode(const msb_agent_header *h, unsigned char raw[MSB_AGENT_HEADER_SIZE]);
+/*
+ * Decode and check a header: wrong magic and a length over MSB_AGENT_MAX_PAYLOAD are refused
+ * (MSB_E_PROTOCOL). The version is NOT checked here — the caller decides how to refuse it.
+ */
+msb_errc msb_agent_header_decode(const unsigned char raw[MSB_AGENT_HEADER_SIZE],
+				 msb_agent_header *h, msb_error *err);
+
+/* Append one field to a payload under construction. */
+msb_errc msb_agent_put(msb_buf *payload, uint16_t tag, const void *value, size_t len,
+		       msb_error *err);
+msb_errc msb_agent_put_u32(msb_buf *payload, uint16_t tag, uint32_t v, msb_error *err);
+msb_errc msb_agent_put_u64(msb_buf *payload, uint16_t tag, uint64_t v, msb_error *err);
+/* A NUL-terminated string, without its NUL. */
+msb_errc msb_agent_put_str(msb_buf *payload, uint16_t tag, const char *s, msb_error *err);
+
+/* Walk a payload's fields. Zero-initialise, set data/len, call next until *done. */
+typedef struct msb_agent_reader {
+	const unsigned char *data;
+	size_t len;
+	size_t pos;
+} msb_agent_reader;
+
+typedef struct msb_agent_field {
+	uint16_t tag;
+	uint32_t len;
+	const unsigned char *value; /* points into the payload */
+} msb_agent_field;
+
+/* MSB_E_PROTOCOL for a field header or value that runs past the payload's end. */
+msb_errc msb_agent_reader_next(msb_agent_reader *r, msb_agent_field *f, bool *done,
+			       msb_error *err);
+/* Read a field as u32/u64; MSB_E_PROTOCOL when its length is not 4/8. */
+msb_errc msb_agent_field_u32(const msb_agent_field *f, uint32_t *v, msb_error *err);
+msb_errc msb_agent_field_u64(const msb_agent_field *f, uint64_t *v, msb_error *err);
+
+/*
+ * Write one whole frame to `fd` (retrying short writes and EINTR). Safe on a socket whose
+ * peer vanished: SIGPIPE is never raised (MSG_NOSIGNAL on sockets; on pipes the caller's
+ * process must ignore SIGPIPE, as the agent does).
+ */
+msb_errc msb_agent_frame_write(int fd, uint16_t type, uint32_t id, const msb_buf *payload,
+			       msb_error *err);
+/*
+ * Read one whole frame: the header (checked by msb_agent_header_decode), then exactly
+ * `length` payload bytes into `payload` (replacing its contents), allocated only after the
+ * length was checked. `deadline_ms` is an absolute CLOCK_MONOTONIC time in ms, or 0 for
+ * none; passing it is MSB_E_TIMEOUT. A peer that closes before the first header byte is
+ * MSB_E_PROTOCOL with *eof set (when eof is non-NULL), so a server can end quietly.
+ */
+msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
+			      msb_buf *payload, bool *eof, msb_error *err);
+
+/* CLOCK_MONOTONIC now, in ms: the clock deadlines are measured on. */
+int64_t msb_agent_now_ms(void);
+
+/* ---- typed requests (what the agent decodes; exposed for tests and fuzzing) -------- */
+
+/*
+ * A decoded request. Strings are heap copies, NUL-terminated, refused when they held a NUL.
+ * Free with msb_agent_request_free. Absent optional fields are NULL / 0.
+ */
+typedef struct msb_agent_request {
+	uint16_t type;
+	char **argv;          /* EXEC: NULL-terminated, argc >= 1 */
+	size_t argc;
+	char **env;           /* EXEC: NULL-terminated, may be empty */
+	size_t envc;
+	char *cwd;            /* EXEC: NULL: the agent's work dir */
+	uint64_t timeout_ms;
+	uint64_t max_output;
+	unsigned char *data;  /* EXEC stdin, RUN_CODE code, WRITE_FILE data; may hold NULs */
+	size_t data_len;
+	bool has_data;
+	char *path;           /* file operations; RECLAIM: the absolute directory */
+	char *workdir;        /* file operations: absolute guest working directory */
+	uint64_t max_bytes;
+	bool recursive;
+	uint32_t version;     /* HELLO */
+} msb_agent_request;
+
+/*
+ * Decode a request of `type` from its payload, checking every field a type requires
+ * (MSB_E_PROTOCOL naming the field and the type when absent, malformed or holding a NUL).
+ */
+msb_errc msb_agent_request_decode(uint16_t type, const unsigned char *payload, size_t len,
+				  msb_agent_request *req, msb_error *err);
+void msb_agent_request_free(msb_agent_request *req);
+
+/* A message type's name ("exec", "read_file"...), or "unknown". */
+const char *msb_agent_type_name(uint16_t type);
+
+/* ---- the agent's command line ----------------------------------------------------- */
+
+/*
+ * How a boundary starts the agent. msb_agent_config_argv() turns this into the argv of the
+ * agent binary, so a backend never spells the flags itself:
+ *
+ *   msb-agent --listen SOCKET | --fd RFD[,WFD] | --device PATH
+ *             --work-dir DIR [--work-alias GUESTDIR] [--ready-fd N]
+ *             [--timeout SECONDS] [--max-output BYTES] [--run-code ARG]...
+ *             [--rlimit-cpu S] [--rlimit-as B] [--rlimit-nofile N] [--rlimit-nproc N]
+ *             [--rlimit-fsize B] [--path PATH] [--uid UID --gid GID]
+ *
+ * --listen serves each connection in its own forked child (a slow exec never blocks another
+ * request); --fd and --device serve one stream, one request at a time. --work-alias makes the
+ * guest path GUESTDIR (e.g. /msb/work) mean DIR, for a boundary that shares the host
+ * filesystem. --ready-fd gets one byte and is closed once the agent listens. The agent makes
+ * itself a child subreaper, so a command's daemon that escapes its process group is still
+ * the agent's to kill at SHUTDOWN.
+ */
+typedef struct msb_agent_rlimits {
+	uint64_t cpu_seconds;  /* 0: not set */
+	uint64_t as_bytes;
+	uint64_t nofile;
+	uint64_t nproc;
+	uint64_t fsize_bytes;
+} msb_agent_rlimits;
+
+typedef struct msb_agent_config {
+	const char *work_dir;          /* required: HOME and every command's default cwd */
+	const char *work_alias;        /* may be NULL */
+	double default_timeout;        /* seconds; <= 0: 60 */
+	uint64_t default_max_output;   /* bytes per stream; 0: 1 MiB */
+	const char *const *run_code;   /* runtime argv, code on its stdin; NULL: {"sh", NULL} */
+	msb_agent_rlimits rlimits;
+	const char *path_env;          /* NULL: "/usr/local/bin:/usr/bin:/bin" */
+	long uid, gid;                 /* -1: keep */
+} msb_agent_config;
+
+#define MSB_AGENT_CONFIG_INIT { NULL, NULL, 60.0, 1024 * 1024, NULL, { 0, 0, 0, 0, 0 }, NULL, -1, -1 }
+
+/*
+ * Build the agent's argv: `binary`, then `mode` ("--listen"/"--fd"/"--device") and
+ * `mode_arg`, then the config's flags, then ready-fd when >= 0. The result is one allocation
+ * (free() it) holding the pointer array and every string.
+ */
+msb_errc msb_agent_config_argv(const char *binary, const char *mode, const char *mode_arg,
+			       const msb_agent_config *config, int ready_fd, char ***argv,
+			       msb_error *err);
+/* The agent binary to run: $MSB_AGENT when set, else MSB_LIBEXECDIR "/msb-agent". */
+const char *msb_agent_binary(void);
+
+/* ---- the host-side client --------------------------------------------------------- */
+
+typedef struct msb_agent_client msb_agent_client;
+
+/*
+ * Talk to an agent listening on a unix socket. Each request uses its own connection (taken
+ * from a small idle pool, or opened and HELLO'd afresh), so concurrent requests from several
+ * threads run concurrently. Opening connects once and says HELLO, so a dead agent or a peer
+ * of another version is reported here (MSB_E_PROTOCOL names both versions).
+ */
+msb_errc msb_agent_client_open_unix(const char *socket_path, double timeout,
+				    msb_agent_client **out, msb_error *err);
+/*
+ * Talk over one stream (a connected socket, a pipe pair, a serial port): the client takes
+ * ownership of the fds (rfd == wfd for a socket) and serialises requests with a mutex.
+ */
+msb_errc msb_agent_client_open_fds(int rfd, int wfd, double timeout, msb_agent_client **out,
+				   msb_error *err);
+void msb_agent_client_close(msb_agent_client *client);
+
+/*
+ * One function per request. `timeout` for the non-exec requests bounds the whole round trip
+ * (<= 0: 30 s); MSB_E_TIMEOUT when it passes. Errors the agent reports come back with the
+ * agent's code and sentence.
+ */
+msb_errc msb_agent_ping(msb_agent_client *client, double timeout, msb_error *err);
+/*
+ * exec: `req` as the backend contract has it; `env` extra "NAME=value" strings (may be NULL).
+ * The wall-clock deadline runs from this call: a deadline that passes while the request
+ * waits for a connection or for the stream is MSB_E_QUEUED_TIMEOUT; one that passes while
+ * the program runs comes back as a result with timed_out set (the agent killed the tree).
+ */
+msb_errc msb_agent_exec(msb_agent_client *client, const msb_exec_request *req,
+			const char *const *env, msb_exec_result *res, msb_error *err);
+msb_errc msb_agent_run_code(msb_agent_client *client, const char *code, double timeout,
+			    size_t max_output, msb_exec_result *res, msb_error *err);
+msb_errc msb_agent_write_file(msb_agent_client *client, const char *path, const void *data,
+			      size_t len, const char *working_directory, msb_error *err);
+msb_errc msb_agent_stat_file(msb_agent_client *client, const char *path,
+			     const char *working_directory, msb_entry *entry, bool *found,
+			     msb_error *err);
+msb_errc msb_agent_read_file(msb_agent_client *client, const char *path,
+			     const char *working_directory, uint64_t max_bytes, msb_buf *out,
+			     msb_error *err);
+msb_errc msb_agent_list_dir(msb_agent_client *client, const char *path,
+			    const char *working_directory, msb_entry_list *out, msb_error *err);
+msb_errc msb_agent_remove(msb_agent_client *client, const char *path,
+			  const char *working_directory, bool recursive, msb_error *err);
+msb_errc msb_agent_reclaim(msb_agent_client *client, const char *directory,
+			   const char *working_directory, double timeout, msb_error *err);
+/* Ask the agent to kill everything it started and exit; MSB_OK once it has said so. */
+msb_errc msb_agent_shutdown(msb_agent_client *client, double timeout, msb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,186 @@
+/*
+ * msb/driver.h — everything an agent-backed backend shares, so that a plugin is a small
+ * *boundary driver* (backend SDK).
+ *
+ * The driver implements the backend contract's operations (msb/backend.h) once: the state
+ * directory, a sandbox's name derived from its key, the per-sandbox directory (agent socket,
+ * pid file, work directory, metadata), the file lock that makes acquire one-per-key across
+ * processes, reuse of a live agent, truthful disposal, and forwarding every sandbox operation
+ * to the guest agent (msb/agent.h). What a plugin supplies is an msb_boundary: how to start
+ * the agent inside its boundary and how to tear the boundary down.
+ *
+ * A plugin using the driver lets the driver own `struct msb_backend_instance` and
+ * `struct msb_sandbox_handle`, and writes:
+ *
+ *     static msb_errc mine_init(const msb_node *config, const msb_host *host,
+ *                               msb_backend_instance **self, msb_error *err)
+ *     {
+ *         msb_boundary b = MSB_BOUNDARY_INIT;
+ *         b.name = "mine"; b.start = mine_start; b.stop = mine_stop;
+ *         ... parse the plugin's own keys into a ctx, b.ctx = ctx, b.ctx_free = free ...
+ *         return msb_driver_init(&b, config, host, MINE_KEYS, self, err);
+ *     }
+ *     MSB_BACKEND_DEFINE(.name = "mine", .isolation = "container",
+ *                        .declarations = MSB_DRIVER_DECLARATIONS,
+ *                        .init = mine_init, MSB_DRIVER_OPERATIONS);
+ *
+ * Layout of the state directory (never built from key strings: they are untrusted):
+ *
+ *   <state_dir>/<name>.lock     flock'ed around acquire and dispose of <name>
+ *   <state_dir>/<name>/meta     scope, thread, agent_dir, call_id, kind (hex-encoded)
+ *   <state_dir>/<name>/agent.sock, agent.pid ("pid starttime"), work/
+ *
+ * <name> is "sb-" + 32 hex digits of SHA-256 over the length-prefixed key fields and kind,
+ * so two keys differing anywhere — including by a separator inside a field — never collide
+ * in practice and never produce a path component the key's author chose.
+ */
+#ifndef MSB_DRIVER_H
+#define MSB_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <msb/agent.h>
+#include <msb/backend.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The common `config:` keys every driver-based backend reads (plugins add their own). */
+#define MSB_DRIVER_CONFIG_KEYS                                                         \
+	"state_dir", "agent", "run_code", "timeout", "max_output", "rlimit_cpu",      \
+		"rlimit_as", "rlimit_nofile", "rlimit_nproc", "rlimit_fsize", "path", \
+		"start_timeout"
+
+/* What the driver read from `config:`. */
+typedef struct msb_driver_config {
+	char *state_dir;          /* state_dir, else /var/lib/msb/<backend> as root, else
+				     $XDG_RUNTIME_DIR/msb/<backend> (or /tmp/msb-<uid>/<backend>) */
+	char *agent_path;         /* agent, else msb_agent_binary() */
+	double start_timeout;     /* seconds to wait for a started agent to answer; default 10 */
+	msb_agent_config agent;   /* timeout, max_output, run_code, rlimit_*, path; work_dir
+				     and work_alias are per sandbox (see msb_driver_agent_argv) */
+} msb_driver_config;
+
+/* One sandbox, as the driver hands it to the boundary callbacks. All paths absolute, host side. */
+typedef struct msb_driver_box {
+	const char *name;         /* "sb-…" */
+	const char *dir;          /* <state_dir>/<name> */
+	const char *socket_path;  /* <dir>/agent.sock: where the agent must listen (host view) */
+	const char *pid_path;     /* <dir>/agent.pid: the boundary's start writes it (see below) */
+	const char *work_dir;     /* <dir>/work: created by the driver */
+	const msb_spec *spec;     /* NULL in stop (disposal knows no spec) */
+	const msb_driver_config *config;
+} msb_driver_box;
+
+typedef struct msb_boundary {
+	uint32_t struct_size;     /* sizeof(msb_boundary): fields are only ever appended */
+	const char *name;         /* the backend's name: default state dir and messages */
+	void *ctx;                /* the plugin's own, handed to every callback */
+	void (*ctx_free)(void *ctx); /* may be NULL */
+	/*
+	 * Start the agent inside the boundary, listening on box->socket_path, its work dir
+	 * box->work_dir (or the spec's work_dir inside the boundary). Write the pid whose death
+	 * means "the boundary is gone" with msb_driver_write_pid before returning. The driver
+	 * then waits until the agent answers (config->start_timeout). Failure: stop is called.
+	 */
+	msb_errc (*start)(void *ctx, const msb_driver_box *box, msb_error *err);
+	/*
+	 * Tear everything down: the agent, every process it started, mounts, cgroups. The
+	 * driver has already asked the agent to SHUTDOWN (when it answered) and afterwards
+	 * SIGKILLs the recorded pid, waits for it to be gone and removes the directory; stop is
+	 * for what only the boundary knows about. Report a failure the driver cannot see in
+	 * `failure` and return false; true when nothing was left behind that it knows of.
+	 */
+	bool (*stop)(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure);
+	/* Optional: whether the boundary is alive beyond its pid (NULL: the pid alone). */
+	bool (*alive)(void *ctx, const msb_driver_box *box);
+} msb_boundary;
+
+#define MSB_BOUNDARY_INIT { (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL }
+
+/*
+ * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
+ * (the plugin's own, NULL-terminated, may be NULL), read the common ones, create the state
+ * directory (0700). Takes ownership of boundary->ctx (freed by ctx_free at fini, and on
+ * failure here).
+ */
+msb_errc msb_driver_init(const msb_boundary *boundary, const msb_node *config,
+			 const msb_host *host, const char *const *extra_keys,
+			 msb_backend_instance **self, msb_error *err);
+/* The parsed config of an instance (for a plugin that needs it outside its callbacks). */
+const msb_driver_config *msb_driver_instance_config(const msb_backend_instance *self);
+
+/*
+ * The agent's argv for `box`: `mode` "--listen" with the host-view socket (or the guest-view
+ * path a boundary maps it to), the agent config, work dir `work_dir` (guest view; NULL means
+ * box->work_dir) and, when `work_alias` is non-NULL, that alias (for a boundary sharing the
+ * host filesystem: the process backend passes spec->work_dir). free() the result.
+ */
+msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, const char *mode_arg,
+			       const char *work_dir, const char *work_alias, int ready_fd,
+			       char ***argv, msb_error *err);
+/* Record `pid` (with its start time, so a recycled pid is never killed) in box->pid_path. */
+msb_errc msb_driver_write_pid(const msb_driver_box *box, pid_t pid, msb_error *err);
+/* The pid recorded for `box` when that process still exists (0 when none is). */
+pid_t msb_driver_read_live_pid(const msb_driver_box *box);
+/* A sandbox's name for (key, kind), written into name[36] ("sb-" + 32 hex + NUL). */
+void msb_driver_sandbox_name(const msb_key *key, const char *kind, char name[36]);
+
+/* The backend operations, with the contract's signatures. */
+void msb_driver_fini(msb_backend_instance *self);
+msb_errc msb_driver_acquire(msb_backend_instance *self, const msb_key *key, const msb_spec *spec,
+			    msb_sandbox_handle **sandbox, msb_error *err);
+bool msb_driver_dispose(msb_backend_instance *self, const msb_key *key,
+			msb_disposal_failure *failure);
+void msb_driver_dispose_scope(msb_backend_instance *self, const char *scope,
+			      const char *thread_id, msb_scope_purge *purge);
+void msb_driver_release(msb_sandbox_handle *sandbox);
+msb_errc msb_driver_exec(msb_sandbox_handle *sandbox, const msb_exec_request *req,
+			 msb_exec_result *res, msb_error *err);
+msb_errc msb_driver_run_code(msb_sandbox_handle *sandbox, const char *code, double timeout,
+			     msb_exec_result *res, msb_error *err);
+msb_errc msb_driver_write_file(msb_sandbox_handle *sandbox, const char *path, const void *data,
+			       size_t len, const char *working_directory, msb_error *err);
+msb_errc msb_driver_stat_file(msb_sandbox_handle *sandbox, const char *path,
+			      const char *working_directory, msb_entry *entry, bool *found,
+			      msb_error *err);
+msb_errc msb_driver_read_file(msb_sandbox_handle *sandbox, const char *path,
+			      const char *working_directory, uint64_t max_bytes, msb_buf *out,
+			      msb_error *err);
+msb_errc msb_driver_list_dir(msb_sandbox_handle *sandbox, const char *path,
+			     const char *working_directory, msb_entry_list *out, msb_error *err);
+msb_errc msb_driver_remove(msb_sandbox_handle *sandbox, const char *path,
+			   const char *working_directory, bool recursive, msb_error *err);
+msb_errc msb_driver_reclaim(msb_sandbox_handle *sandbox, const char *directory,
+			    const char *working_directory, double timeout, msb_error *err);
+
+/* The sandbox's box (paths, name) behind a handle, e.g. for a test or a plugin's own op. */
+const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *sandbox);
+
+/* Exactly what the driver implements. */
+#define MSB_DRIVER_DECLARATIONS                                                          \
+	{                                                                                \
+		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",  \
+					  "files_list", "files_delete"),                \
+		.egress_modes = MSB_WORDS("closed"),                                     \
+		.isolation_scopes = MSB_WORDS("conversation", "call"),                   \
+	}
+
+/* Every operation but init, as designated initialisers for MSB_BACKEND_DEFINE. */
+#define MSB_DRIVER_OPERATIONS                                                           \
+	.fini = msb_driver_fini, .acquire = msb_driver_acquire,                         \
+	.dispose = msb_driver_dispose, .dispose_scope = msb_driver_dispose_scope,       \
+	.release = msb_driver_release, .exec = msb_driver_exec,                         \
+	.run_code = msb_driver_run_code, .write_file = msb_driver_write_file,           \
+	.stat_file = msb_driver_stat_file, .read_file = msb_driver_read_file,           \
+	.list_dir = msb_driver_list_dir, .remove = msb_driver_remove,                   \
+	.reclaim = msb_driver_reclaim
+
+#ifdef __cplusplus
+}
+#endif
+#endif
