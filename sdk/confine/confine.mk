@@ -2,3 +2,11 @@
 # Compiled into libmsb-sdk so plugins link it; the static guest agent compiles the same
 # sources, which is why they need libc and sdk/lib/{error,buf}.c alone.
 msbinclude_HEADERS += sdk/include/msb/confine.h
+sdk_libmsb_sdk_la_SOURCES += \
+	sdk/confine/confine_internal.h \
+	sdk/confine/confine_path.c \
+	sdk/confine/confine_resolve.c \
+	sdk/confine/confine_write.c \
+	sdk/confine/confine_read.c \
+	sdk/confine/confine_stat.c \
+	sdk/confine/confine_remove.c
