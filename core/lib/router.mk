@@ -1,1 +1,10 @@
-# core/lib: rules for this part.
+# core/lib/router: the router, the acquired sandbox, the observer and the caller's key.
+core_libmsb_la_SOURCES += \
+	core/lib/router_internal.h \
+	core/lib/router.c \
+	core/lib/router_checks.c \
+	core/lib/router_spec.c \
+	core/lib/router_acquire.c \
+	core/lib/sandbox.c \
+	core/lib/observer.c \
+	core/lib/caller.c

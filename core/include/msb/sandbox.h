@@ -49,6 +49,15 @@ msb_errc msb_sandbox_remove(msb_sandbox *sandbox, const char *path,
 msb_errc msb_sandbox_reclaim(msb_sandbox *sandbox, const char *directory,
 			     const char *working_directory, double timeout, msb_error *err);
 
+/*
+ * The posture this acquire was served with (msb/observer.h): backend, rung, scope, egress
+ * and allowlist, both sides of the capability match, and the call. Valid while the handle is.
+ * msb_sandbox_key() is the effective key (call_id folded in at `call` scope, "" otherwise):
+ * dispose a call-scoped sandbox with msb_router_dispose(router, msb_sandbox_key(s), …).
+ */
+struct msb_effective_state;
+const struct msb_effective_state *msb_sandbox_effective_state(const msb_sandbox *sandbox);
+
 #ifdef __cplusplus
 }
 #endif

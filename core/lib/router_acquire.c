@@ -1,0 +1,589 @@
+/*
+ * router_acquire.c — get-or-create per (key, kind), disposal, and the keys held closed
+ * because their disposal did not land.
+ *
+ * The table is guarded by one mutex that is never held across a backend call: a backend's
+ * acquire can take seconds (a VM boots), and holding a global lock through it would
+ * serialise every conversation behind the slowest. Instead the first caller for a
+ * (key, kind, backend) inserts an in-flight entry and calls the backend unlocked; every
+ * other caller racing it waits on the `settled` condition for that entry and shares its
+ * answer. So one backend acquire per key, however many threads race.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "router_internal.h"
+
+enum entry_state { ENTRY_PENDING, ENTRY_READY, ENTRY_FAILED };
+
+struct router_entry {
+	struct router_entry *next;
+	uint64_t hash;
+	const msb_backend *backend;
+	const char *scope, *thread_id, *agent_dir, *call_id, *kind; /* in `strings` */
+	char *strings;
+	enum entry_state state;
+	bool linked;            /* reachable from the table */
+	unsigned waiters;       /* threads holding a pointer while it settles */
+	struct router_slot *slot;  /* READY: one reference owned by the entry */
+	msb_errc failure;          /* FAILED: shared with the waiters */
+	char *failure_message;
+};
+
+/* A key whose disposal did not land, and what the backend said. */
+struct router_unclean {
+	struct router_unclean *next;
+	char *scope, *thread_id, *agent_dir, *call_id;
+	msb_disposal_code code;
+	char *detail;
+};
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)nz(s); *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (h ^ 0xffu) * 1099511628211ull; /* a separator, so ("ab","c") != ("a","bc") */
+}
+
+static uint64_t entry_hash(const msb_key *key, const char *kind, const msb_backend *b)
+{
+	uint64_t h = 14695981039346656037ull;
+	h = fnv(h, key->scope);
+	h = fnv(h, key->thread_id);
+	h = fnv(h, key->agent_dir);
+	h = fnv(h, key->call_id);
+	h = fnv(h, kind);
+	return h ^ (uint64_t)(uintptr_t)b;
+}
+
+static bool key_is(const msb_key *key, const char *scope, const char *thread_id,
+		   const char *agent_dir, const char *call_id)
+{
+	return strcmp(nz(key->scope), scope) == 0 && strcmp(nz(key->thread_id), thread_id) == 0 &&
+	       strcmp(nz(key->agent_dir), agent_dir) == 0 && strcmp(nz(key->call_id), call_id) == 0;
+}
+
+/* Concatenate NUL-separated copies of `n` strings into one allocation. */
+static char *strings_join(const char *const *in, const char **out, size_t n)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += strlen(nz(in[i])) + 1;
+	char *buf = malloc(total ? total : 1), *p = buf;
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(nz(in[i])) + 1;
+		memcpy(p, nz(in[i]), len);
+		out[i] = p;
+		p += len;
+	}
+	return buf;
+}
+
+void router_slot_unref(struct router_slot *slot)
+{
+	if (!slot || atomic_fetch_sub(&slot->refs, 1) != 1)
+		return;
+	if (slot->handle)
+		slot->backend->ops->release(slot->handle);
+	free(slot);
+}
+
+static void entry_free(struct router_entry *e)
+{
+	router_slot_unref(e->slot);
+	free(e->failure_message);
+	free(e->strings);
+	free(e);
+}
+
+/* Under the lock: whether nothing references `e` any more. The caller frees it unlocked. */
+static bool entry_unreferenced(const struct router_entry *e)
+{
+	return !e->linked && e->state != ENTRY_PENDING && e->waiters == 0;
+}
+
+static void entry_unlink(msb_router *r, struct router_entry *e)
+{
+	struct router_entry **pp = &r->buckets[e->hash % ROUTER_BUCKETS];
+	while (*pp && *pp != e)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = e->next;
+	e->next = NULL;
+	e->linked = false;
+}
+
+static struct router_entry *entry_find(msb_router *r, uint64_t hash, const msb_key *key,
+				       const char *kind, const msb_backend *b)
+{
+	for (struct router_entry *e = r->buckets[hash % ROUTER_BUCKETS]; e; e = e->next)
+		if (e->hash == hash && e->backend == b && strcmp(e->kind, kind) == 0 &&
+		    key_is(key, e->scope, e->thread_id, e->agent_dir, e->call_id))
+			return e;
+	return NULL;
+}
+
+static struct router_unclean *unclean_find(msb_router *r, const msb_key *key)
+{
+	for (struct router_unclean *u = r->unclean; u; u = u->next)
+		if (key_is(key, u->scope, u->thread_id, u->agent_dir, u->call_id))
+			return u;
+	return NULL;
+}
+
+static void unclean_free(struct router_unclean *u)
+{
+	free(u->scope);
+	free(u->detail);
+	free(u);
+}
+
+/* Under the lock. Record (or, with failure NULL, clear) the key's unclean state. */
+static void unclean_set(msb_router *r, const msb_key *key, const msb_disposal_failure *failure)
+{
+	struct router_unclean **pp = &r->unclean;
+	while (*pp && !key_is(key, (*pp)->scope, (*pp)->thread_id, (*pp)->agent_dir, (*pp)->call_id))
+		pp = &(*pp)->next;
+	if (!failure) {
+		if (*pp) {
+			struct router_unclean *gone = *pp;
+			*pp = gone->next;
+			unclean_free(gone);
+		}
+		return;
+	}
+	struct router_unclean *u = *pp;
+	char *detail = strdup(nz(failure->detail));
+	if (!u) {
+		u = calloc(1, sizeof *u);
+		const char *parts[4] = { key->scope, key->thread_id, key->agent_dir, key->call_id };
+		const char *out[4];
+		char *joined = u ? strings_join(parts, out, 4) : NULL;
+		if (!joined || !detail) {
+			/* Out of memory: better to fail open here than to crash the dispose path. */
+			free(u);
+			free(joined);
+			free(detail);
+			return;
+		}
+		u->scope = joined;
+		u->thread_id = (char *)out[1];
+		u->agent_dir = (char *)out[2];
+		u->call_id = (char *)out[3];
+		u->next = r->unclean;
+		r->unclean = u;
+	}
+	free(u->detail);
+	u->detail = detail;
+	u->code = failure->code;
+}
+
+static msb_errc refuse_unclean(msb_router *r, const msb_key *key, msb_error *err)
+{
+	pthread_mutex_lock(&r->lock);
+	struct router_unclean *u = r->unclean ? unclean_find(r, key) : NULL;
+	msb_errc rc = MSB_OK;
+	if (u)
+		rc = msb_error_set(err, MSB_E_UNCLEAN,
+				   "sandbox key (scope '%s', thread '%s', agent_dir '%s'%s%s%s) is held "
+				   "closed: its last disposal did not land (%s: %s). Refused until a "
+				   "disposal lands, because acquire is get-or-create and a sandbox left "
+				   "warm would hand the next call whatever the last one could not take "
+				   "back; dispose the key again",
+				   u->scope, u->thread_id, u->agent_dir, *u->call_id ? ", call '" : "",
+				   u->call_id, *u->call_id ? "'" : "",
+				   msb_word_name(MSB_AXIS_DISPOSAL_CODE, (int)u->code), nz(u->detail));
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* The backend call, made with no lock held. */
+static msb_errc create_slot(const msb_backend *b, const msb_key *key, const msb_spec *spec,
+			    struct router_slot **out, msb_error *err)
+{
+	struct router_slot *slot = calloc(1, sizeof *slot);
+	if (!slot)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	msb_errc rc = b->ops->acquire(b->self, key, spec, &slot->handle, err);
+	if (rc == MSB_OK && !slot->handle)
+		rc = msb_error_set(err, MSB_E_BACKEND,
+				   "sandbox backend '%s' reported success from acquire and returned no sandbox",
+				   b->name);
+	if (rc) {
+		if (err && err->code == MSB_OK)
+			err->code = rc;
+		free(slot);
+		return rc;
+	}
+	atomic_init(&slot->refs, 1);
+	slot->backend = b;
+	*out = slot;
+	return MSB_OK;
+}
+
+/* Get-or-create the slot for (key, kind, b): one backend acquire however many race. */
+static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key,
+			 const msb_spec *spec, struct router_slot **out, msb_error *err)
+{
+	uint64_t hash = entry_hash(key, spec->kind, b);
+	pthread_mutex_lock(&r->lock);
+	struct router_entry *e = entry_find(r, hash, key, spec->kind, b);
+	if (e) {
+		e->waiters++;
+		while (e->state == ENTRY_PENDING)
+			pthread_cond_wait(&r->settled, &r->lock);
+		e->waiters--;
+		msb_errc rc = MSB_OK;
+		if (e->state == ENTRY_READY) {
+			atomic_fetch_add(&e->slot->refs, 1);
+			*out = e->slot;
+		} else {
+			rc = msb_error_set(err, e->failure, "%s", nz(e->failure_message));
+		}
+		bool drop = entry_unreferenced(e);
+		pthread_mutex_unlock(&r->lock);
+		if (drop)
+			entry_free(e);
+		return rc;
+	}
+	e = calloc(1, sizeof *e);
+	const char *parts[5] = { key->scope, key->thread_id, key->agent_dir, key->call_id, spec->kind };
+	const char *copies[5];
+	char *strings = e ? strings_join(parts, copies, 5) : NULL;
+	if (!strings) {
+		pthread_mutex_unlock(&r->lock);
+		free(e);
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	e->strings = strings;
+	e->scope = copies[0];
+	e->thread_id = copies[1];
+	e->agent_dir = copies[2];
+	e->call_id = copies[3];
+	e->kind = copies[4];
+	e->hash = hash;
+	e->backend = b;
+	e->state = ENTRY_PENDING;
+	e->linked = true;
+	e->next = r->buckets[hash % ROUTER_BUCKETS];
+	r->buckets[hash % ROUTER_BUCKETS] = e;
+	pthread_mutex_unlock(&r->lock);
+
+	struct router_slot *slot = NULL;
+	msb_error local = MSB_ERROR_INIT;
+	msb_errc rc = create_slot(b, key, spec, &slot, &local);
+
+	pthread_mutex_lock(&r->lock);
+	if (rc == MSB_OK) {
+		e->state = ENTRY_READY;
+		e->slot = slot;
+		atomic_fetch_add(&slot->refs, 1); /* one for the entry, one for this caller */
+		*out = slot;
+	} else {
+		/* Racers share this answer; the next caller after them tries afresh. */
+		e->state = ENTRY_FAILED;
+		e->failure = rc;
+		e->failure_message = local.message ? strdup(local.message) : NULL;
+		if (e->linked)
+			entry_unlink(r, e);
+	}
+	pthread_cond_broadcast(&r->settled);
+	bool drop = entry_unreferenced(e);
+	pthread_mutex_unlock(&r->lock);
+	if (drop)
+		entry_free(e);
+	if (rc) {
+		if (err)
+			msb_error_move(err, &local);
+		msb_error_clear(&local);
+	}
+	return rc;
+}
+
+static msb_errc sandbox_wrap(struct router_slot *slot, const msb_key *key, const msb_spec *spec,
+			     msb_scope scope, const char *call, msb_sandbox **out, msb_error *err)
+{
+	msb_sandbox *s = calloc(1, sizeof *s);
+	if (!s)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	const char *parts[5] = { key->scope, key->thread_id, key->agent_dir, key->call_id, call };
+	const char *copies[5];
+	s->strings = strings_join(parts, copies, 5);
+	if (!s->strings || router_spec_copy(spec, &s->spec, &s->spec_storage, err) != MSB_OK) {
+		free(s->strings);
+		free(s);
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	s->key = (msb_key){ copies[0], copies[1], copies[2], copies[3] };
+	static const char *const no_hosts[] = { NULL };
+	const msb_backend *b = slot->backend;
+	s->state = (msb_effective_state){
+		.backend = b->name,
+		.isolation = b->isolation,
+		.scope = scope,
+		.egress = spec->egress,
+		.egress_allow = s->spec.egress_allow ? s->spec.egress_allow : no_hosts,
+		.capabilities_asked = spec->requires,
+		.capabilities_declared = b->decl.capabilities,
+		.call = call ? copies[4] : NULL,
+	};
+	s->slot = slot;
+	*out = s;
+	return MSB_OK;
+}
+
+static void observe_acquired(const msb_router *r, const msb_key *key, const msb_spec *spec,
+			     const msb_backend *b, const char *call, msb_errc rc)
+{
+	const msb_observer *o = r->opt.observer;
+	if (!o || !o->sandbox_acquired)
+		return; /* a host that registers none builds no event */
+	const msb_sandbox_acquired event = {
+		.key = key,
+		.spec = spec,
+		.call = call,
+		.backend = b ? b->name : NULL,
+		.isolation = b ? b->isolation : MSB_ISO_NONE,
+		.scope = router_effective_scope(r, spec),
+		.refusal = rc ? msb_errc_name(rc) : NULL,
+	};
+	msb_observer_sandbox_acquired(o, &event);
+}
+
+msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_spec *spec,
+			    msb_sandbox **out, msb_error *err)
+{
+	*out = NULL;
+	const char *call = key && key->call_id && *key->call_id ? key->call_id : NULL;
+	const msb_backend *b = NULL;
+	msb_errc rc;
+	if (!key || !key->scope || !*key->scope || !key->thread_id || !*key->thread_id) {
+		rc = msb_error_set(err, MSB_E_VALUE,
+				   "acquire: the key needs a scope and a thread_id, both from the host's "
+				   "request context; a key without them would let conversations share a sandbox");
+		goto done;
+	}
+	if ((rc = msb_spec_validate(spec, err)) || (rc = router_route(router, spec, &b, err)))
+		goto done;
+	if (!b) {
+		rc = msb_error_set(err, MSB_E_NO_BACKEND, "no sandbox backend is configured");
+		goto done;
+	}
+	msb_scope scope = router_effective_scope(router, spec);
+	/* At call scope the call is part of the sandbox's name; otherwise calls share one. */
+	msb_key effective = { key->scope, key->thread_id, nz(key->agent_dir), "" };
+	if (scope == MSB_SCOPE_CALL) {
+		if (!call) {
+			rc = msb_error_set(err, MSB_E_VALUE,
+					   "the '%s' workload runs one sandbox per call ('call' isolation "
+					   "scope) and the key carries no call_id to name it by; acquire it "
+					   "from inside a tool call",
+					   spec->kind);
+			goto done;
+		}
+		effective.call_id = call;
+	}
+	if ((rc = refuse_unclean(router, &effective, err)))
+		goto done;
+	struct router_slot *slot = NULL;
+	if ((rc = slot_get(router, b, &effective, spec, &slot, err)))
+		goto done;
+	rc = sandbox_wrap(slot, &effective, spec, scope, call, out, err);
+	if (rc)
+		router_slot_unref(slot);
+done:
+	observe_acquired(router, key ? key : &(msb_key){ 0 }, spec, b, call, rc);
+	return rc;
+}
+
+/* Unlink every cached entry `match` accepts; return them (chained) for freeing unlocked. */
+static struct router_entry *unlink_matching(msb_router *r,
+					    bool (*match)(const struct router_entry *, const void *),
+					    const void *arg)
+{
+	struct router_entry *doomed = NULL;
+	for (size_t i = 0; i < ROUTER_BUCKETS; i++) {
+		struct router_entry **pp = &r->buckets[i];
+		while (*pp) {
+			struct router_entry *e = *pp;
+			if (!match(e, arg)) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			e->next = NULL;
+			e->linked = false;
+			if (entry_unreferenced(e)) {
+				e->next = doomed;
+				doomed = e;
+			}
+		}
+	}
+	return doomed;
+}
+
+static void free_chain(struct router_entry *e)
+{
+	while (e) {
+		struct router_entry *next = e->next;
+		entry_free(e);
+		e = next;
+	}
+}
+
+static bool match_key(const struct router_entry *e, const void *arg)
+{
+	return key_is(arg, e->scope, e->thread_id, e->agent_dir, e->call_id);
+}
+
+bool msb_router_dispose(msb_router *router, const msb_key *key, msb_disposal_failure *failure)
+{
+	msb_disposal_failure folded = { MSB_DISPOSAL_UNKNOWN, NULL };
+	pthread_mutex_lock(&router->lock);
+	struct router_entry *doomed = unlink_matching(router, match_key, key);
+	pthread_mutex_unlock(&router->lock);
+	free_chain(doomed);
+
+	/* Two kinds under one key may have routed to different backends: ask every one. */
+	for (size_t i = 0; i < router->n_backends; i++) {
+		const msb_backend *b = router->backends[i];
+		msb_disposal_failure one = { MSB_DISPOSAL_UNKNOWN, NULL };
+		if (b->ops->dispose(b->self, key, &one)) {
+			if (!one.detail)
+				msb_disposal_failure_set(&one, one.code, "sandbox backend '%s' reported a "
+							 "failed delete and said nothing more", b->name);
+			msb_disposal_failure_fold(&folded, &one);
+		} else {
+			msb_disposal_failure_free(&one);
+		}
+	}
+	bool clean = folded.detail == NULL;
+	pthread_mutex_lock(&router->lock);
+	unclean_set(router, key, clean ? NULL : &folded);
+	pthread_mutex_unlock(&router->lock);
+
+	const msb_observer *o = router->opt.observer;
+	if (o && o->sandbox_disposed) {
+		const msb_sandbox_disposed event = {
+			.key = key,
+			.call = key->call_id && *key->call_id ? key->call_id : NULL,
+			.failed = !clean,
+			.code = folded.code,
+		};
+		msb_observer_sandbox_disposed(o, &event);
+	}
+	if (failure)
+		*failure = folded;
+	else
+		msb_disposal_failure_free(&folded);
+	return clean;
+}
+
+struct scope_match {
+	const char *scope, *thread_id;
+};
+
+static bool match_scope(const struct router_entry *e, const void *arg)
+{
+	const struct scope_match *m = arg;
+	return strcmp(e->scope, m->scope) == 0 && strcmp(e->thread_id, m->thread_id) == 0;
+}
+
+void msb_router_dispose_scope(msb_router *router, const char *scope, const char *thread_id,
+			      msb_scope_purge *purge)
+{
+	msb_scope_purge total = { 0, false, { MSB_DISPOSAL_UNKNOWN, NULL } };
+	const struct scope_match m = { nz(scope), nz(thread_id) };
+	pthread_mutex_lock(&router->lock);
+	struct router_entry *doomed = unlink_matching(router, match_scope, &m);
+	pthread_mutex_unlock(&router->lock);
+	free_chain(doomed);
+
+	/* Every registered backend: a conversation may have been served by any of them. */
+	for (size_t i = 0; i < router->n_backends; i++) {
+		const msb_backend *b = router->backends[i];
+		msb_scope_purge one = { 0, false, { MSB_DISPOSAL_UNKNOWN, NULL } };
+		b->ops->dispose_scope(b->self, m.scope, m.thread_id, &one);
+		total.disposed += one.disposed;
+		if (one.has_undisposed) {
+			if (!one.undisposed.detail)
+				msb_disposal_failure_set(&one.undisposed, one.undisposed.code,
+							 "sandbox backend '%s' left sandboxes of the "
+							 "conversation and said nothing more", b->name);
+			msb_disposal_failure_fold(&total.undisposed, &one.undisposed);
+			total.has_undisposed = true;
+		}
+		msb_scope_purge_free(&one);
+	}
+	if (!total.has_undisposed) {
+		/* A purge that landed whole cleans every key of the conversation. */
+		pthread_mutex_lock(&router->lock);
+		for (struct router_unclean **pp = &router->unclean; *pp;) {
+			struct router_unclean *u = *pp;
+			if (strcmp(u->scope, m.scope) == 0 && strcmp(u->thread_id, m.thread_id) == 0) {
+				*pp = u->next;
+				unclean_free(u);
+			} else {
+				pp = &u->next;
+			}
+		}
+		pthread_mutex_unlock(&router->lock);
+	}
+	const msb_observer *o = router->opt.observer;
+	if (o && o->scope_disposed) {
+		const msb_scope_disposed event = {
+			.scope = m.scope,
+			.thread_id = m.thread_id,
+			.call = NULL,
+			.disposed = total.disposed,
+			.failed = total.has_undisposed,
+			.code = total.undisposed.code,
+		};
+		msb_observer_scope_disposed(o, &event);
+	}
+	if (purge)
+		*purge = total;
+	else
+		msb_scope_purge_free(&total);
+}
+
+int msb_router_scope(msb_router *router, const char *scope, const char *thread_id,
+		     int (*body)(void *ctx), void *ctx, msb_scope_purge *purge)
+{
+	int rc = body ? body(ctx) : 0;
+	/* dispose_scope reports rather than fails, so it cannot mask body's answer. */
+	msb_router_dispose_scope(router, scope, thread_id, purge);
+	return rc;
+}
+
+void msb_router_free(msb_router *router)
+{
+	if (!router)
+		return;
+	for (size_t i = 0; i < ROUTER_BUCKETS; i++) {
+		struct router_entry *e = router->buckets[i];
+		while (e) {
+			struct router_entry *next = e->next;
+			entry_free(e);
+			e = next;
+		}
+	}
+	while (router->unclean) {
+		struct router_unclean *u = router->unclean;
+		router->unclean = u->next;
+		unclean_free(u);
+	}
+	pthread_mutex_destroy(&router->lock);
+	pthread_cond_destroy(&router->settled);
+	free(router->backends);
+	free(router->selected);
+	free(router);
+}

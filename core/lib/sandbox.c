@@ -1,0 +1,133 @@
+/*
+ * sandbox.c — the host-facing sandbox: each operation gated by the capability the serving
+ * backend declares, then handed to it.
+ *
+ * The gate runs before the backend is reached, so a backend that does not declare a
+ * capability is never asked to serve it (and need not implement a refusal of its own). The
+ * exception is reclaim, which nothing gates: it is the cleanup a caller runs in a path that
+ * reports rather than raises, and a cleanup that could be refused would leak a directory
+ * per call.
+ */
+#include <stdlib.h>
+
+#include "router_internal.h"
+
+static msb_errc gate(const msb_sandbox *s, msb_capability cap, const char *op, msb_error *err)
+{
+	const msb_backend *b = s->slot->backend;
+	if (b->decl.capabilities & MSB_BIT(cap))
+		return MSB_OK;
+	return msb_error_set(err, MSB_E_NOT_IMPLEMENTED,
+			     "sandbox backend '%s' does not declare the %s capability, so %s is refused "
+			     "before it reaches the backend; require %s in the '%s' spec so the router "
+			     "routes it to a backend that serves it",
+			     b->name, msb_word_name(MSB_AXIS_CAPABILITY, (int)cap), op,
+			     msb_word_name(MSB_AXIS_CAPABILITY, (int)cap), s->spec.kind);
+}
+
+/* working_directory NULL means the spec's work_dir. */
+static const char *wd(const msb_sandbox *s, const char *working_directory)
+{
+	return working_directory ? working_directory : s->spec.work_dir;
+}
+
+void msb_sandbox_release(msb_sandbox *sandbox)
+{
+	if (!sandbox)
+		return;
+	router_slot_unref(sandbox->slot);
+	free(sandbox->strings);
+	free(sandbox->spec_storage);
+	free(sandbox);
+}
+
+const msb_key *msb_sandbox_key(const msb_sandbox *sandbox)
+{
+	return &sandbox->key;
+}
+
+const msb_spec *msb_sandbox_spec(const msb_sandbox *sandbox)
+{
+	return &sandbox->spec;
+}
+
+const msb_backend *msb_sandbox_backend(const msb_sandbox *sandbox)
+{
+	return sandbox->slot->backend;
+}
+
+const struct msb_effective_state *msb_sandbox_effective_state(const msb_sandbox *sandbox)
+{
+	return &sandbox->state;
+}
+
+msb_errc msb_sandbox_exec(msb_sandbox *s, const msb_exec_request *req, msb_exec_result *res,
+			  msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_EXEC, "exec", err);
+	if (rc)
+		return rc;
+	msb_exec_request r = *req;
+	r.working_directory = wd(s, req->working_directory);
+	return s->slot->backend->ops->exec(s->slot->handle, &r, res, err);
+}
+
+msb_errc msb_sandbox_run_code(msb_sandbox *s, const char *code, double timeout,
+			      msb_exec_result *res, msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_RUN_CODE, "run_code", err);
+	return rc ? rc : s->slot->backend->ops->run_code(s->slot->handle, code, timeout, res, err);
+}
+
+msb_errc msb_sandbox_write_file(msb_sandbox *s, const char *path, const void *data, size_t len,
+				const char *working_directory, msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_FILES_IN, "write_file", err);
+	return rc ? rc
+		  : s->slot->backend->ops->write_file(s->slot->handle, path, data, len,
+						       wd(s, working_directory), err);
+}
+
+msb_errc msb_sandbox_stat_file(msb_sandbox *s, const char *path, const char *working_directory,
+			       msb_entry *entry, bool *found, msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_FILES_OUT, "stat_file", err);
+	return rc ? rc
+		  : s->slot->backend->ops->stat_file(s->slot->handle, path, wd(s, working_directory),
+						      entry, found, err);
+}
+
+msb_errc msb_sandbox_read_file(msb_sandbox *s, const char *path, const char *working_directory,
+			       uint64_t max_bytes, msb_buf *out, msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_FILES_OUT, "read_file", err);
+	return rc ? rc
+		  : s->slot->backend->ops->read_file(s->slot->handle, path, wd(s, working_directory),
+						      max_bytes, out, err);
+}
+
+msb_errc msb_sandbox_list_dir(msb_sandbox *s, const char *path, const char *working_directory,
+			      msb_entry_list *out, msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_FILES_LIST, "list_dir", err);
+	return rc ? rc
+		  : s->slot->backend->ops->list_dir(s->slot->handle, path, wd(s, working_directory),
+						     out, err);
+}
+
+msb_errc msb_sandbox_remove(msb_sandbox *s, const char *path, const char *working_directory,
+			    bool recursive, msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_FILES_DELETE, "remove", err);
+	return rc ? rc
+		  : s->slot->backend->ops->remove(s->slot->handle, path, wd(s, working_directory),
+						   recursive, err);
+}
+
+msb_errc msb_sandbox_reclaim(msb_sandbox *s, const char *directory, const char *working_directory,
+			     double timeout, msb_error *err)
+{
+	/* Ungated on purpose: see the file comment. */
+	return s->slot->backend->ops->reclaim(s->slot->handle, directory, wd(s, working_directory),
+					      timeout, err);
+}
