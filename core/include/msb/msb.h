@@ -9,6 +9,7 @@
 #define MSB_MSB_H
 
 #include <msb/backend.h>
+#include <msb/config.h>
 #include <msb/error.h>
 #include <msb/loader.h>
 #include <msb/observer.h>

@@ -1,0 +1,364 @@
+/*
+ * yaml_parse.c — sandbox.yaml text into an msb_node tree, with libyaml's event API.
+ *
+ * Events rather than libyaml's document loader, because the loader resolves aliases and
+ * keeps duplicate keys silently (the last one wins in most readers): both hide what a value
+ * is from the person reading the line it is written on. Here a duplicate key, an anchor, an
+ * alias (and so a merge key), an explicit tag, a non-scalar key and a second document are
+ * refused at their own position. Every node carries its file, 1-based line and column and
+ * its key path, which is what every later refusal quotes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "config_internal.h"
+
+/* Deeper than any sandbox.yaml needs; a bound keeps recursion off a hostile input's hands. */
+enum { MAX_DEPTH = 64 };
+
+struct msb_config_doc {
+	msb_arena *arena;
+	msb_node *root;
+};
+
+typedef struct reader {
+	yaml_parser_t *parser;
+	msb_arena *arena;
+	const char *file;
+	msb_error *err;
+} reader;
+
+msb_arena *msb_config_doc_arena(msb_config_doc *doc)
+{
+	return doc->arena;
+}
+
+const msb_node *msb_config_doc_root(const msb_config_doc *doc)
+{
+	return doc ? doc->root : NULL;
+}
+
+void msb_config_doc_free(msb_config_doc *doc)
+{
+	if (!doc)
+		return;
+	msb_arena_free(doc->arena);
+	free(doc);
+}
+
+static msb_errc syntax_error(reader *r)
+{
+	const yaml_parser_t *p = r->parser;
+	const char *problem = p->problem ? p->problem : "unreadable YAML";
+	if (p->context)
+		return msb_error_set(r->err, MSB_E_CONFIG, "%s:%zu:%zu: YAML syntax: %s %s (line %zu)",
+				     r->file, p->problem_mark.line + 1, p->problem_mark.column + 1,
+				     problem, p->context, p->context_mark.line + 1);
+	return msb_error_set(r->err, MSB_E_CONFIG, "%s:%zu:%zu: YAML syntax: %s", r->file,
+			     p->problem_mark.line + 1, p->problem_mark.column + 1, problem);
+}
+
+static msb_errc next_event(reader *r, yaml_event_t *ev)
+{
+	if (!yaml_parser_parse(r->parser, ev))
+		return syntax_error(r);
+	return MSB_OK;
+}
+
+static msb_node *node_new(reader *r, msb_node_kind kind, const yaml_event_t *ev, const char *path)
+{
+	msb_node *n = msb_arena_alloc(r->arena, sizeof *n);
+	if (!n)
+		return NULL;
+	n->kind = kind;
+	n->file = r->file;
+	n->path = path;
+	n->line = (unsigned)ev->start_mark.line + 1;
+	n->column = (unsigned)ev->start_mark.column + 1;
+	return n;
+}
+
+/* Anchors and tags are refused where they are written (see the header comment for why). */
+static msb_errc refuse_decorations(reader *r, const msb_node *at, const yaml_char_t *anchor,
+				   const yaml_char_t *tag)
+{
+	if (anchor)
+		return msb_config_refuse(r->err, at,
+					 "anchor '&%s' refused: sandbox.yaml takes no anchors, aliases or merge "
+					 "keys, so that every value reads where it is written; repeat the value",
+					 (const char *)anchor);
+	if (tag)
+		return msb_config_refuse(r->err, at,
+					 "tag '%s' refused: sandbox.yaml takes no explicit tags; quote a value "
+					 "to make it a string",
+					 (const char *)tag);
+	return MSB_OK;
+}
+
+static const char *child_path(reader *r, const char *parent, const char *key)
+{
+	return *parent ? msb_arena_printf(r->arena, "%s.%s", parent, key) : msb_arena_strdup(r->arena, key);
+}
+
+static msb_errc parse_node(reader *r, yaml_event_t *ev, const char *path, int depth, msb_node **out);
+
+/* A growable array of pointers or pairs, copied into the arena once complete. */
+typedef struct vec {
+	void *data;
+	size_t len, cap, elem;
+} vec;
+
+static bool vec_push(vec *v, const void *item)
+{
+	if (v->len == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 8;
+		void *p = realloc(v->data, cap * v->elem);
+		if (!p)
+			return false;
+		v->data = p;
+		v->cap = cap;
+	}
+	memcpy((char *)v->data + v->len * v->elem, item, v->elem);
+	v->len++;
+	return true;
+}
+
+static void *vec_settle(reader *r, vec *v)
+{
+	void *p = msb_arena_alloc(r->arena, v->len * v->elem);
+	if (p && v->len)
+		memcpy(p, v->data, v->len * v->elem);
+	free(v->data);
+	v->data = NULL;
+	return p;
+}
+
+static msb_errc parse_scalar(reader *r, yaml_event_t *ev, const char *path, msb_node **out)
+{
+	msb_node *n = node_new(r, MSB_NODE_SCALAR, ev, path);
+	if (!n)
+		return msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+	msb_errc rc = refuse_decorations(r, n, ev->data.scalar.anchor, ev->data.scalar.tag);
+	if (rc != MSB_OK)
+		return rc;
+	char *text;
+	size_t len;
+	int expanded;
+	rc = msb_yaml_expand(r->arena, n, (const char *)ev->data.scalar.value, ev->data.scalar.length,
+			     &text, &len, &expanded, r->err);
+	if (rc != MSB_OK)
+		return rc;
+	n->scalar = text;
+	/* A value from the environment is a string, never YAML's null, whatever it holds. */
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !expanded;
+	*out = n;
+	return MSB_OK;
+}
+
+static msb_errc parse_sequence(reader *r, yaml_event_t *ev, const char *path, int depth, msb_node **out)
+{
+	msb_node *n = node_new(r, MSB_NODE_SEQ, ev, path);
+	if (!n)
+		return msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+	msb_errc rc = refuse_decorations(r, n, ev->data.sequence_start.anchor, ev->data.sequence_start.tag);
+	vec items = { .elem = sizeof(msb_node *) };
+	while (rc == MSB_OK) {
+		yaml_event_t item;
+		if ((rc = next_event(r, &item)) != MSB_OK)
+			break;
+		if (item.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&item);
+			break;
+		}
+		const char *ipath = msb_arena_printf(r->arena, "%s[%zu]", path, items.len);
+		msb_node *child = NULL;
+		rc = ipath ? parse_node(r, &item, ipath, depth + 1, &child)
+			   : msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+		yaml_event_delete(&item);
+		if (rc == MSB_OK && !vec_push(&items, &child))
+			rc = msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+	}
+	n->len = items.len;
+	n->items = vec_settle(r, &items);
+	*out = n;
+	return rc;
+}
+
+static msb_errc parse_mapping(reader *r, yaml_event_t *ev, const char *path, int depth, msb_node **out)
+{
+	msb_node *n = node_new(r, MSB_NODE_MAP, ev, path);
+	if (!n)
+		return msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+	msb_errc rc = refuse_decorations(r, n, ev->data.mapping_start.anchor, ev->data.mapping_start.tag);
+	vec pairs = { .elem = sizeof(msb_node_pair) };
+	while (rc == MSB_OK) {
+		yaml_event_t key;
+		if ((rc = next_event(r, &key)) != MSB_OK)
+			break;
+		if (key.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&key);
+			break;
+		}
+		msb_node_pair pair = { .key_line = (unsigned)key.start_mark.line + 1,
+				       .key_column = (unsigned)key.start_mark.column + 1 };
+		msb_node at = { .file = r->file, .path = path, .line = pair.key_line, .column = pair.key_column };
+		if (key.type == YAML_ALIAS_EVENT)
+			rc = msb_config_refuse(r->err, &at,
+					       "alias refused: sandbox.yaml takes no anchors, aliases or merge keys, "
+					       "so that every value reads where it is written");
+		else if (key.type != YAML_SCALAR_EVENT)
+			rc = msb_config_refuse(r->err, &at, "a mapping key must be a plain string, found a %s",
+					       key.type == YAML_MAPPING_START_EVENT ? "mapping" : "sequence");
+		else if ((rc = refuse_decorations(r, &at, key.data.scalar.anchor, key.data.scalar.tag)) == MSB_OK)
+			pair.key = msb_arena_strndup(r->arena, (const char *)key.data.scalar.value,
+						     key.data.scalar.length);
+		yaml_event_delete(&key);
+		if (rc != MSB_OK)
+			break;
+		if (!pair.key) {
+			rc = msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+			break;
+		}
+		at.path = child_path(r, path, pair.key);
+		for (size_t i = 0; i < pairs.len; i++) {
+			const msb_node_pair *seen = (const msb_node_pair *)pairs.data + i;
+			if (strcmp(seen->key, pair.key) == 0) {
+				rc = msb_config_refuse(r->err, &at,
+						       "duplicate key '%s' (first given at line %u): each key may "
+						       "appear once in a mapping, so no later line can silently "
+						       "override an earlier one",
+						       pair.key, seen->key_line);
+				break;
+			}
+		}
+		if (rc != MSB_OK)
+			break;
+		yaml_event_t value;
+		if ((rc = next_event(r, &value)) != MSB_OK)
+			break;
+		rc = at.path ? parse_node(r, &value, at.path, depth + 1, &pair.value)
+			     : msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+		yaml_event_delete(&value);
+		if (rc == MSB_OK && !vec_push(&pairs, &pair))
+			rc = msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
+	}
+	n->len = pairs.len;
+	n->pairs = vec_settle(r, &pairs);
+	*out = n;
+	return rc;
+}
+
+static msb_errc parse_node(reader *r, yaml_event_t *ev, const char *path, int depth, msb_node **out)
+{
+	msb_node at = { .file = r->file, .path = path, .line = (unsigned)ev->start_mark.line + 1,
+			.column = (unsigned)ev->start_mark.column + 1 };
+	if (depth > MAX_DEPTH)
+		return msb_config_refuse(r->err, &at, "nested deeper than %d levels", MAX_DEPTH);
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		return parse_scalar(r, ev, path, out);
+	case YAML_SEQUENCE_START_EVENT:
+		return parse_sequence(r, ev, path, depth, out);
+	case YAML_MAPPING_START_EVENT:
+		return parse_mapping(r, ev, path, depth, out);
+	case YAML_ALIAS_EVENT:
+		return msb_config_refuse(r->err, &at,
+					 "alias '*%s' refused: sandbox.yaml takes no anchors, aliases or merge "
+					 "keys, so that every value reads where it is written; repeat the value",
+					 (const char *)ev->data.alias.anchor);
+	default:
+		return msb_config_refuse(r->err, &at, "unexpected YAML event %d", (int)ev->type);
+	}
+}
+
+/* STREAM-START, at most one DOCUMENT, STREAM-END: a second document is refused. */
+static msb_errc parse_stream(reader *r, msb_node **root)
+{
+	yaml_event_t ev;
+	msb_errc rc = next_event(r, &ev);
+	if (rc != MSB_OK)
+		return rc;
+	yaml_event_delete(&ev); /* STREAM-START */
+	if ((rc = next_event(r, &ev)) != MSB_OK)
+		return rc;
+	if (ev.type == YAML_STREAM_END_EVENT) {
+		yaml_event_delete(&ev);
+		return MSB_OK; /* an empty file: the schema reader says what it expected */
+	}
+	yaml_event_delete(&ev); /* DOCUMENT-START */
+	if ((rc = next_event(r, &ev)) != MSB_OK)
+		return rc;
+	rc = parse_node(r, &ev, "", 0, root);
+	yaml_event_delete(&ev);
+	if (rc != MSB_OK)
+		return rc;
+	if ((rc = next_event(r, &ev)) != MSB_OK) /* DOCUMENT-END */
+		return rc;
+	yaml_event_delete(&ev);
+	if ((rc = next_event(r, &ev)) != MSB_OK)
+		return rc;
+	if (ev.type != YAML_STREAM_END_EVENT) {
+		msb_node at = { .file = r->file, .path = "", .line = (unsigned)ev.start_mark.line + 1,
+				.column = (unsigned)ev.start_mark.column + 1 };
+		rc = msb_config_refuse(r->err, &at,
+				       "a second YAML document refused: sandbox.yaml is one document, so "
+				       "that what a host runs under is all in one place");
+	}
+	yaml_event_delete(&ev);
+	return rc;
+}
+
+static msb_errc doc_read(yaml_parser_t *parser, const char *name, msb_config_doc **out, msb_error *err)
+{
+	msb_config_doc *doc = calloc(1, sizeof *doc);
+	msb_arena *arena = msb_arena_new();
+	const char *file = arena ? msb_arena_strdup(arena, name ? name : "<memory>") : NULL;
+	if (!doc || !file) {
+		free(doc);
+		msb_arena_free(arena);
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	doc->arena = arena;
+	reader r = { .parser = parser, .arena = arena, .file = file, .err = err };
+	msb_errc rc = parse_stream(&r, &doc->root);
+	if (rc != MSB_OK) {
+		msb_config_doc_free(doc);
+		return rc;
+	}
+	*out = doc;
+	return MSB_OK;
+}
+
+msb_errc msb_config_doc_parse(const char *text, size_t len, const char *name,
+			      msb_config_doc **out, msb_error *err)
+{
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	msb_errc rc = doc_read(&parser, name, out, err);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+msb_errc msb_config_doc_load(const char *path, msb_config_doc **out, msb_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return msb_error_set_errno(err, errno == ENOENT ? MSB_E_NOT_FOUND : MSB_E_OS, errno,
+					   "cannot open configuration '%s'", path);
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser)) {
+		fclose(f);
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	yaml_parser_set_input_file(&parser, f);
+	msb_errc rc = doc_read(&parser, path, out, err);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}
