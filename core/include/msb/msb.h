@@ -13,6 +13,7 @@
 #include <msb/error.h>
 #include <msb/loader.h>
 #include <msb/observer.h>
+#include <msb/outputs.h>
 #include <msb/router.h>
 #include <msb/sandbox.h>
 #include <msb/types.h>

@@ -1,0 +1,15 @@
+/*
+ * sink_internal.h — the display template the file-system sink renders.
+ */
+#ifndef MSB_SINK_INTERNAL_H
+#define MSB_SINK_INTERNAL_H
+
+#include <msb/outputs.h>
+
+/* Refuse a template with an unknown placeholder or a lone '}'. NULL is the default (valid). */
+msb_errc msb_sink_display_check(const char *tmpl, msb_error *err);
+/* Render `tmpl` (NULL: the default) for `artifact`; *out heap-allocated. */
+msb_errc msb_sink_display_format(const char *tmpl, const msb_artifact *artifact, char **out,
+				 msb_error *err);
+
+#endif
