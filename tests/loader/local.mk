@@ -14,3 +14,5 @@ tests_loader_test_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS
 tests_loader_test_resolve_SOURCES = tests/loader/test_resolve.c
 tests_loader_test_resolve_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_loader_test_resolve_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+TESTS += tests/loader/sdk_install.sh
+EXTRA_DIST += tests/loader/sdk_install.sh

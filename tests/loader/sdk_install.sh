@@ -1,0 +1,129 @@
+#!/bin/sh
+# sdk_install.sh — a backend built out of tree against the *installed* SDK loads.
+#
+# Installs this build into a temporary DESTDIR, builds a small plugin there with nothing but
+# `pkg-config --cflags --libs msb`, builds a small host program with `pkg-config msb-host`,
+# and has the host load the plugin through libmsb. Everything is removed on exit, pass or fail.
+set -eu
+
+: "${MSB_TOP_BUILDDIR:?run me from make check}"
+command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: pkg-config is not installed"; exit 77; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/msb-sdk-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT HUP INT TERM
+
+# The compiler and sanitizer flags this tree was configured with: an instrumented libmsb
+# can only be linked into an instrumented program.
+make_var() { sed -n "s/^$1 = //p" "$MSB_TOP_BUILDDIR/Makefile"; }
+cc=$(make_var CC)
+san=$(make_var SAN_CFLAGS)
+libdir=$(make_var libdir | sed "s|\${exec_prefix}|$(make_var exec_prefix)|; s|\${prefix}|$(make_var prefix)|")
+prefix=$(make_var prefix)
+
+# A nested make must not inherit the test harness's jobserver.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$MSB_TOP_BUILDDIR" install \
+	DESTDIR="$tmp/dest" >"$tmp/install.log" 2>&1 || {
+	cat "$tmp/install.log"
+	echo "FAIL: make install DESTDIR=$tmp/dest failed"
+	exit 1
+}
+
+export PKG_CONFIG_PATH="$tmp/dest$libdir/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$tmp/dest"
+export PKG_CONFIG_LIBDIR="$PKG_CONFIG_PATH"
+for f in "$tmp/dest$prefix/include/msb/backend.h" "$PKG_CONFIG_PATH/msb.pc"; do
+	[ -f "$f" ] || { echo "FAIL: $f was not installed"; exit 1; }
+done
+
+cat >"$tmp/outoftree.c" <<'PLUGIN'
+#include <msb/backend.h>
+
+static msb_errc oot_init(const msb_node *config, const msb_host *host,
+			 msb_backend_instance **self, msb_error *err)
+{
+	(void)host;
+	*self = NULL;
+	return msb_node_check_keys(config, (const char *const[]){ NULL }, err);
+}
+static void oot_fini(msb_backend_instance *self) { (void)self; }
+static msb_errc oot_acquire(msb_backend_instance *self, const msb_key *key, const msb_spec *spec,
+			    msb_sandbox_handle **sandbox, msb_error *err)
+{
+	(void)self, (void)key, (void)spec, (void)sandbox;
+	return msb_error_set(err, MSB_E_BACKEND, "outoftree: no engine");
+}
+static bool oot_dispose(msb_backend_instance *self, const msb_key *key, msb_disposal_failure *f)
+{
+	(void)self, (void)key, (void)f;
+	return false;
+}
+static void oot_dispose_scope(msb_backend_instance *self, const char *scope, const char *thread,
+			      msb_scope_purge *purge)
+{
+	(void)self, (void)scope, (void)thread, (void)purge;
+}
+static void oot_release(msb_sandbox_handle *sandbox) { (void)sandbox; }
+static msb_errc oot_exec(msb_sandbox_handle *sandbox, const msb_exec_request *req,
+			 msb_exec_result *res, msb_error *err)
+{
+	(void)sandbox, (void)req, (void)res;
+	return msb_error_set(err, MSB_E_BACKEND, "outoftree: no engine");
+}
+static msb_errc oot_reclaim(msb_sandbox_handle *sandbox, const char *dir, const char *wd,
+			    double timeout, msb_error *err)
+{
+	(void)sandbox, (void)dir, (void)wd, (void)timeout, (void)err;
+	return MSB_OK;
+}
+
+MSB_BACKEND_DEFINE(
+	.name = "outoftree",
+	.isolation = "container",
+	.declarations = { .capabilities = MSB_WORDS("exec"), .egress_modes = MSB_WORDS("closed") },
+	.init = oot_init, .fini = oot_fini, .acquire = oot_acquire, .dispose = oot_dispose,
+	.dispose_scope = oot_dispose_scope, .release = oot_release, .exec = oot_exec,
+	.reclaim = oot_reclaim,
+);
+PLUGIN
+
+cat >"$tmp/host.c" <<'HOST'
+#include <stdio.h>
+#include <msb/loader.h>
+
+int main(int argc, char **argv)
+{
+	msb_loader *loader;
+	msb_error err = MSB_ERROR_INIT;
+	const msb_plugin *p;
+	if (argc != 2 || msb_loader_new(&loader, &err) != MSB_OK)
+		return 2;
+	if (msb_loader_load(loader, argv[1], &p, &err) != MSB_OK) {
+		fprintf(stderr, "%s: %s\n", msb_errc_name(err.code), msb_error_message(&err));
+		msb_error_clear(&err);
+		msb_loader_free(loader);
+		return 1;
+	}
+	printf("%s %s caps=%u egress=%u\n", msb_plugin_name(p),
+	       msb_word_name(MSB_AXIS_ISOLATION, (int)msb_plugin_isolation(p)),
+	       (unsigned)msb_plugin_declarations(p)->capabilities,
+	       (unsigned)msb_plugin_declarations(p)->egress_modes);
+	msb_loader_free(loader);
+	return 0;
+}
+HOST
+
+# shellcheck disable=SC2046 # pkg-config output is meant to be word-split
+$cc $san -std=c17 -Wall -Wextra -Werror -shared -fPIC -o "$tmp/outoftree.so" "$tmp/outoftree.c" \
+	$(pkg-config --cflags --libs msb)
+# shellcheck disable=SC2046
+$cc $san -std=c17 -Wall -Wextra -Werror -o "$tmp/host" "$tmp/host.c" \
+	$(pkg-config --cflags --libs msb-host)
+
+out=$(LD_LIBRARY_PATH="$tmp/dest$libdir" "$tmp/host" "$tmp/outoftree.so")
+echo "$out"
+# exec is bit 0, closed is bit 2 in the installed vocabulary.
+[ "$out" = "outoftree container caps=1 egress=4" ] || {
+	echo "FAIL: unexpected load result: $out"
+	exit 1
+}
+echo "PASS: a plugin built against the installed SDK loads"
