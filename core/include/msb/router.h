@@ -72,8 +72,9 @@ void msb_router_free(msb_router *router);
 
 /*
  * The whole of a wiring test: run every check against the backend that would serve `spec`
- * and name it in *chosen. Also warns (never refuses) when a closed-egress spec meets… see
- * core/lib/router_checks.c for the seed's warning rule; acquire stays silent about it.
+ * and name it in *chosen (NULL, with MSB_OK, when a fixed router has nothing registered:
+ * nothing runs). The seed's closed-egress-vs-allowlist-spec warning belongs to the rule
+ * 0.19 replaced with a refusal, so neither this nor acquire warns: see router_checks.c.
  */
 msb_errc msb_router_ensure_can_serve(msb_router *router, const msb_spec *spec,
 				     const msb_backend **chosen, msb_error *err);
