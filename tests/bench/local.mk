@@ -8,3 +8,10 @@ CLEANFILES += $(BENCHES)
 bench: $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
 .PHONY: bench
+
+BENCHES += tests/bench/bench_loader
+tests_bench_bench_loader_SOURCES = tests/bench/bench_loader.c
+tests_bench_bench_loader_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_loader_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+# It loads the good fixture plugin, which only `make check` would otherwise build.
+EXTRA_tests_bench_bench_loader_DEPENDENCIES = tests/fixtures/good.la
