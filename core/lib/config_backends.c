@@ -160,7 +160,10 @@ msb_errc msb_config_open_backends(msb_config *cfg, const msb_host *host, msb_err
 		const msb_declarations *narrow = e->decl_node ? &e->narrow : NULL;
 		msb_errc rc = msb_backend_open(e->plugin, e->config, narrow, host, &e->backend, err);
 		if (rc != MSB_OK) {
-			msb_error_prefix(err, "%s: backends[%zu] (%s): ", cfg->file, i, msb_plugin_name(e->plugin));
+			/* A plugin refusing its config: node positions it already; anything else gets the entry's. */
+			if (!strstr(msb_error_message(err), cfg->file))
+				msb_error_prefix(err, "%s:%u:%u: %s: ", cfg->file, e->node->line, e->node->column,
+						 e->node->path);
 			return rc;
 		}
 		cfg->backends[cfg->n_backends++] = e->backend;

@@ -82,10 +82,7 @@ static void fill_unstated(msb_transfer_limits *l, unsigned stated, const msb_tra
 msb_errc msb_config_check_declarations(msb_config *cfg, msb_config_entry *e, msb_error *err)
 {
 	const msb_effective_declarations *base = msb_plugin_declarations(e->plugin);
-	const char *what = msb_arena_printf(cfg->arena, "%s: declarations of plugin '%s'",
-					    e->decl_node->path, msb_plugin_name(e->plugin));
-	if (!what)
-		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	const char *what = msb_plugin_name(e->plugin);
 	/*
 	 * A limits mapping that names some fields keeps the plugin's value for the rest: the
 	 * declarations object carries the whole ceiling, and an unnamed field is not a request.

@@ -77,6 +77,10 @@ msb_errc msb_config_keys(const msb_node *map, const char *const *allowed, msb_er
 				nearest = allowed[j];
 			}
 		}
+		/* Failing a near spelling, a key cut short ("egress" for egress_modes) is a likely slip. */
+		for (size_t j = 0; !nearest && allowed[j]; j++)
+			if (strlen(key) >= 4 && strncmp(key, allowed[j], strlen(key)) == 0)
+				nearest = allowed[j];
 		msb_node at = msb_config_key_at(map, i);
 		if (nearest)
 			return msb_config_refuse(err, &at,
