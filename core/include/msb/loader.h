@@ -46,7 +46,9 @@ typedef struct msb_effective_declarations {
 
 /*
  * Validate a declarations object and compute its effective form. `what` names the object
- * in messages ("plugin ./x.so: declarations"). Refuses unknown words and duplicates.
+ * in messages ("plugin ./x.so: declarations"). Refuses unknown words and duplicates
+ * (MSB_E_VALUE, naming `what`.field and the word; callers recode it as their refusal).
+ * A NULL `decl` states nothing. A zero transfer ceiling is accepted: nothing may cross.
  */
 msb_errc msb_declarations_resolve(const msb_declarations *decl, const char *what,
 				  msb_effective_declarations *out, msb_error *err);
@@ -54,6 +56,8 @@ msb_errc msb_declarations_resolve(const msb_declarations *decl, const char *what
  * Refuse `narrow` when it states anything wider than `base` (a capability, mode, family or
  * scope `base` lacks, a ceiling above base's, observes_egress true over false); otherwise
  * write the narrowed result to `out`. Fields `narrow` leaves unstated keep `base`'s value.
+ * Refusals are MSB_E_VALUE naming `what`.field and the widening value; `out` is written only
+ * on success (it may be `base` itself). A field `narrow` states is cleared from `unstated`.
  */
 msb_errc msb_declarations_narrow(const msb_effective_declarations *base,
 				 const msb_declarations *narrow, const char *what,
@@ -96,6 +100,9 @@ typedef struct msb_backend msb_backend;
  * Initialise a backend from `plugin`. `config` is the entry's `config:` node (may be NULL);
  * `narrow` the entry's `declarations:` (may be NULL); `host` may be NULL (logging goes to
  * stderr then). Applies instance_declarations() when the plugin has it, then `narrow`.
+ * Refuses: init's own error, prefixed "backend NAME: "; an instance declaring more than its
+ * plugin (MSB_E_BACKEND_NOT_PERMITTED); `narrow` widening anything (MSB_E_CONFIG, naming
+ * "backend NAME: declarations.FIELD" and the value). On refusal nothing is left open.
  */
 msb_errc msb_backend_open(const msb_plugin *plugin, const msb_node *config,
 			  const msb_declarations *narrow, const msb_host *host, msb_backend **out,
