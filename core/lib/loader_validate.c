@@ -193,15 +193,36 @@ static msb_errc check_capability_ops(const msb_plugin *p, const struct msb_backe
 	return MSB_OK;
 }
 
+/*
+ * No v27 descriptor. A plugin built against another SDK exports its own version's symbol;
+ * finding it lets the refusal name both versions, as a mismatched abi_version would.
+ */
+static msb_errc refuse_missing_descriptor(const msb_plugin *p, msb_error *err)
+{
+	for (unsigned v = 1; v < 2 * MSB_ABI_VERSION; v++) {
+		char other[32];
+		snprintf(other, sizeof other, "msb_backend_v%u", v);
+		if (v != MSB_ABI_VERSION && dlsym(p->handle, other))
+			return msb_error_set(err, NOT_PERMITTED,
+					     "plugin %s: no '%s' symbol but '%s': built for ABI "
+					     "%u, this host speaks %u; rebuild it against this "
+					     "host's SDK",
+					     p->file, MSB_BACKEND_SYMBOL, other, v,
+					     (unsigned)MSB_ABI_VERSION);
+	}
+	return msb_error_set(err, NOT_PERMITTED,
+			     "plugin %s: no '%s' symbol: not an msb backend (a backend exports "
+			     "its descriptor, written with MSB_BACKEND_DEFINE, as %s; this host "
+			     "speaks ABI %u)",
+			     p->file, MSB_BACKEND_SYMBOL, MSB_BACKEND_SYMBOL,
+			     (unsigned)MSB_ABI_VERSION);
+}
+
 msb_errc msb_plugin_validate(msb_plugin *p, msb_error *err)
 {
 	const struct msb_backend_v27 *d = dlsym(p->handle, MSB_BACKEND_SYMBOL);
 	if (!d)
-		return msb_error_set(err, NOT_PERMITTED,
-				     "plugin %s: no '%s' symbol: not an msb backend, or one built "
-				     "against an SDK other than ABI %u (a backend exports its "
-				     "descriptor with MSB_BACKEND_DEFINE)",
-				     p->file, MSB_BACKEND_SYMBOL, (unsigned)MSB_ABI_VERSION);
+		return refuse_missing_descriptor(p, err);
 	msb_errc rc = check_header(p, d, err);
 	if (rc == MSB_OK)
 		rc = check_stale(p, err);

@@ -55,7 +55,13 @@ static void expect_refused(const char *fixture, msb_errc code, const char *const
 
 static void test_refuses_missing_descriptor(void **state)
 {
-	REFUSED("no_symbol", "no 'msb_backend_v27' symbol", "ABI 27");
+	REFUSED("no_symbol", "no 'msb_backend_v27' symbol", "not an msb backend", "ABI 27");
+}
+
+static void test_refuses_other_abi_symbol_naming_both(void **state)
+{
+	REFUSED("old_symbol", "no 'msb_backend_v27' symbol but 'msb_backend_v26'",
+		"built for ABI 26, this host speaks 27");
 }
 
 static void test_refuses_bad_magic(void **state)
@@ -247,6 +253,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refuses_missing_descriptor),
+		cmocka_unit_test(test_refuses_other_abi_symbol_naming_both),
 		cmocka_unit_test(test_refuses_bad_magic),
 		cmocka_unit_test(test_refuses_old_abi_naming_both),
 		cmocka_unit_test(test_refuses_small_struct_naming_both),
