@@ -28,11 +28,13 @@
 #define INPROCESS_ISOLATION "none"
 #endif
 
+#ifndef INPROCESS_SILENT
 static const msb_sandbox_limits widest_limits = {
 	{ UINT64_MAX, UINT64_MAX, UINT64_MAX },
 	{ UINT64_MAX, UINT64_MAX, UINT64_MAX },
 };
 static const bool can_observe_egress = true;
+#endif
 
 static const char *nz(const char *s)
 {
@@ -115,10 +117,12 @@ static void inproc_fini(msb_backend_instance *self)
 	free(self);
 }
 
+#ifndef INPROCESS_SILENT
 static const msb_declarations *inproc_declarations(msb_backend_instance *self)
 {
 	return &self->decl;
 }
+#endif
 
 static bool same_key(const inproc_sandbox *sb, const msb_key *key)
 {
@@ -275,21 +279,34 @@ static void inproc_dispose_scope(msb_backend_instance *self, const char *scope, 
 	pthread_mutex_unlock(&self->lock);
 }
 
+/*
+ * INPROCESS_SILENT builds a plugin that states no declaration at all, so a test can watch
+ * every field's silence rule reach the router: {exec, files_in}, the default ceilings, no
+ * egress mode (every spec refused), no OS family, {conversation}, no egress observation.
+ */
+#ifdef INPROCESS_SILENT
+#define INPROCESS_DECLARATIONS .declarations = { 0 }, .instance_declarations = NULL
+#else
+#define INPROCESS_DECLARATIONS                                                                     \
+	.declarations = {                                                                          \
+		.capabilities = MSB_WORDS("exec", "run_code", "host_tools", "files_in", "files_out", \
+					  "files_list", "files_delete", "snapshot",                  \
+					  "attached_identity"),                                      \
+		.limits = &widest_limits,                                                          \
+		.egress_modes = MSB_WORDS("unrestricted", "allowlist", "closed"),                  \
+		.os_families = MSB_WORDS("posix", "windows"),                                      \
+		.isolation_scopes = MSB_WORDS("conversation", "call"),                             \
+		.observes_egress = &can_observe_egress,                                            \
+	},                                                                                         \
+	.instance_declarations = inproc_declarations
+#endif
+
 MSB_BACKEND_DEFINE(
 	.name = INPROCESS_NAME,
 	.isolation = INPROCESS_ISOLATION,
-	.declarations = {
-		.capabilities = MSB_WORDS("exec", "run_code", "host_tools", "files_in", "files_out",
-					  "files_list", "files_delete", "snapshot", "attached_identity"),
-		.limits = &widest_limits,
-		.egress_modes = MSB_WORDS("unrestricted", "allowlist", "closed"),
-		.os_families = MSB_WORDS("posix", "windows"),
-		.isolation_scopes = MSB_WORDS("conversation", "call"),
-		.observes_egress = &can_observe_egress,
-	},
+	INPROCESS_DECLARATIONS,
 	.init = inproc_init,
 	.fini = inproc_fini,
-	.instance_declarations = inproc_declarations,
 	.acquire = inproc_acquire,
 	.dispose = inproc_dispose,
 	.dispose_scope = inproc_dispose_scope,

@@ -1,1 +1,42 @@
-# tests/router: rules for this area.
+# tests/router: the router's checks, selection, acquire/dispose lifecycle, observer, caller
+# key, the sandbox wrappers and the inprocess fake.
+#
+# The inprocess source is built again as test-only plugins: a plugin's name is unique among
+# loaded plugins and its rung is fixed in its descriptor, so a test wanting several backends
+# on several rungs loads several plugins.
+INPROC_VARIANT_LDFLAGS = $(FIXTURE_LINKFLAGS)
+INPROC_VARIANT_LIBADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
+check_LTLIBRARIES += tests/router/inproc_b.la tests/router/inproc_container.la \
+	tests/router/inproc_microvm.la tests/router/inproc_vm.la tests/router/inproc_silent.la
+tests_router_inproc_b_la_SOURCES = $(INPROCESS_SOURCES)
+tests_router_inproc_b_la_CPPFLAGS = $(AM_CPPFLAGS) -DINPROCESS_NAME=\"inproc_b\"
+tests_router_inproc_b_la_LDFLAGS = $(INPROC_VARIANT_LDFLAGS)
+tests_router_inproc_b_la_LIBADD = $(INPROC_VARIANT_LIBADD)
+tests_router_inproc_container_la_SOURCES = $(INPROCESS_SOURCES)
+tests_router_inproc_container_la_CPPFLAGS = $(AM_CPPFLAGS) -DINPROCESS_NAME=\"inproc_container\" \
+	-DINPROCESS_ISOLATION=\"container\"
+tests_router_inproc_container_la_LDFLAGS = $(INPROC_VARIANT_LDFLAGS)
+tests_router_inproc_container_la_LIBADD = $(INPROC_VARIANT_LIBADD)
+tests_router_inproc_microvm_la_SOURCES = $(INPROCESS_SOURCES)
+tests_router_inproc_microvm_la_CPPFLAGS = $(AM_CPPFLAGS) -DINPROCESS_NAME=\"inproc_microvm\" \
+	-DINPROCESS_ISOLATION=\"microvm\"
+tests_router_inproc_microvm_la_LDFLAGS = $(INPROC_VARIANT_LDFLAGS)
+tests_router_inproc_microvm_la_LIBADD = $(INPROC_VARIANT_LIBADD)
+tests_router_inproc_vm_la_SOURCES = $(INPROCESS_SOURCES)
+tests_router_inproc_vm_la_CPPFLAGS = $(AM_CPPFLAGS) -DINPROCESS_NAME=\"inproc_vm\" -DINPROCESS_ISOLATION=\"vm\"
+tests_router_inproc_vm_la_LDFLAGS = $(INPROC_VARIANT_LDFLAGS)
+tests_router_inproc_vm_la_LIBADD = $(INPROC_VARIANT_LIBADD)
+tests_router_inproc_silent_la_SOURCES = $(INPROCESS_SOURCES)
+tests_router_inproc_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DINPROCESS_NAME=\"inproc_silent\" \
+	-DINPROCESS_ISOLATION=\"vm\" -DINPROCESS_SILENT
+tests_router_inproc_silent_la_LDFLAGS = $(INPROC_VARIANT_LDFLAGS)
+tests_router_inproc_silent_la_LIBADD = $(INPROC_VARIANT_LIBADD)
+
+ROUTER_TEST_FIXTURE = tests/router/router_fixture.h tests/router/router_fixture.c
+ROUTER_TEST_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS) -ldl
+ROUTER_TESTS = tests/router/test_router_construct
+check_PROGRAMS += $(ROUTER_TESTS)
+TESTS += $(ROUTER_TESTS)
+tests_router_test_router_construct_SOURCES = tests/router/test_router_construct.c $(ROUTER_TEST_FIXTURE)
+tests_router_test_router_construct_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
+tests_router_test_router_construct_LDADD = $(ROUTER_TEST_LDADD)
