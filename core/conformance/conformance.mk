@@ -1,1 +1,21 @@
-# core/conformance: rules for this part.
+# core/conformance: libmsb-conformance, the kit that holds a backend to its declarations.
+# Installed with the SDK (plugin authors run it out of tree); `msb conformance` wraps it.
+lib_LTLIBRARIES += core/conformance/libmsb-conformance.la
+core_conformance_libmsb_conformance_la_SOURCES = \
+	core/conformance/kit.h \
+	core/conformance/peer.h \
+	core/conformance/run.c \
+	core/conformance/report.c \
+	core/conformance/verdict.c \
+	core/conformance/box.c \
+	core/conformance/peer.c \
+	core/conformance/write.c \
+	core/conformance/suite_exec.c \
+	core/conformance/suite_run_code.c \
+	core/conformance/suite_files.c \
+	core/conformance/suite_egress.c \
+	core/conformance/suite_scope.c \
+	core/conformance/suite_disposal.c
+core_conformance_libmsb_conformance_la_LIBADD = core/libmsb.la sdk/libmsb-sdk.la $(PTHREAD_LIBS)
+core_conformance_libmsb_conformance_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
+msbinclude_HEADERS += core/include/msb/conformance.h

@@ -1,0 +1,153 @@
+/*
+ * suite_egress.c — what a declared egress mode holds: a `closed` sandbox reaches nothing,
+ * and under `allowlist` the listed peer answers while another does not.
+ *
+ * The peers are the kit's own (peer.c), on loopback addresses in the host's network
+ * namespace; the guest is asked to fetch from them with whatever it has (curl, wget,
+ * python3, bash's /dev/tcp). A guest behind a boundary that shares the host's network
+ * reaches them; one with its own empty namespace reaches its own loopback, where nothing
+ * listens. Reaching is judged on both sides: the token in the guest's output, or a
+ * connection the peer counted.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kit.h"
+#include "peer.h"
+
+static const char probe_script[] =
+	"url=\"http://$1:$2/\"\n"
+	"if command -v curl >/dev/null 2>&1; then curl -s -m 5 \"$url\"; echo \"tool=curl\"\n"
+	"elif command -v wget >/dev/null 2>&1; then wget -q -T 5 -O - \"$url\"; echo \"tool=wget\"\n"
+	"elif command -v python3 >/dev/null 2>&1; then python3 -c 'import sys, urllib.request\n"
+	"print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \"$url\" 2>/dev/null; echo tool=python3\n"
+	"elif command -v bash >/dev/null 2>&1; then bash -c 'exec 3<>\"/dev/tcp/$0/$1\" && printf \"GET / HTTP/1.0\\r\\n\\r\\n\" >&3 && cat <&3' \"$1\" \"$2\" 2>/dev/null; echo tool=bash\n"
+	"else echo tool=none; fi\n";
+
+typedef enum reach { REACH_ERROR = -2, REACH_NO_TOOL = -1, REACH_NO = 0, REACH_YES = 1 } reach;
+
+static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
+{
+	char port[16];
+	snprintf(port, sizeof(port), "%u", peer->port);
+	const char *args[] = { peer->address, port, NULL };
+	unsigned before = conf_peer_connections(peer);
+	msb_exec_result res;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = conf_sh(run, box, NULL, probe_script, args, 30, &res, &err);
+	reach r = REACH_NO;
+	if (rc != MSB_OK) {
+		conf_fail_call(run, "exec of the connection attempt to run", &err);
+		r = REACH_ERROR;
+	} else if (conf_peer_connections(peer) > before ||
+		   (res.out.len && strstr((const char *)res.out.data, peer->token))) {
+		r = REACH_YES;
+	} else if (res.out.len && strstr((const char *)res.out.data, "tool=none")) {
+		r = REACH_NO_TOOL;
+	}
+	msb_exec_result_free(&res);
+	msb_error_clear(&err);
+	return r;
+}
+
+static bool start_peer(conf_run *run, conf_peer *peer, const char *address)
+{
+	char token[96];
+	msb_error err = MSB_ERROR_INIT;
+	conf_unique(run, "peer", token, sizeof(token));
+	if (conf_peer_start(peer, address, token, &err) != MSB_OK) {
+		conf_skip(run, "the kit could not start its loopback peer on %s: %s", address,
+			  msb_error_message(&err));
+		msb_error_clear(&err);
+		return false;
+	}
+	return true;
+}
+
+static void case_closed_reaches_nothing(conf_run *run)
+{
+	if (!(run->decl->egress_modes & MSB_BIT(MSB_EGRESS_CLOSED))) {
+		conf_not_applicable(run, "the backend does not declare the closed egress mode");
+		return;
+	}
+	conf_box *box = conf_box_acquire(run, "closed", NULL, MSB_SCOPE_CONVERSATION);
+	if (!box)
+		return;
+	conf_peer peer;
+	if (!start_peer(run, &peer, "127.0.0.1"))
+		return;
+	reach r = attempt(run, box, &peer);
+	if (r == REACH_NO_TOOL)
+		conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
+	else if (r == REACH_YES)
+		conf_fail(run, "a closed sandbox to reach nothing",
+			  "the guest reached the kit's peer at %s:%u in the host's network namespace",
+			  peer.address, peer.port);
+	conf_peer_stop(&peer);
+}
+
+static void allowlist_case(conf_run *run, bool listed)
+{
+	if (!(run->decl->egress_modes & MSB_BIT(MSB_EGRESS_ALLOWLIST))) {
+		conf_not_applicable(run, "the backend does not declare the allowlist egress mode");
+		return;
+	}
+	conf_peer ok, other;
+	if (!start_peer(run, &ok, "127.0.0.1"))
+		return;
+	if (!start_peer(run, &other, "127.0.0.2")) {
+		conf_peer_stop(&ok);
+		return;
+	}
+	static const char *const allow[] = { "127.0.0.1", NULL };
+	conf_box *box = conf_box_new(run, "allowlist", NULL, MSB_SCOPE_CONVERSATION);
+	if (box) {
+		box->spec.egress = MSB_EGRESS_ALLOWLIST;
+		box->spec.egress_allow = allow;
+	}
+	if (box && conf_box_reacquire(run, box)) {
+		reach r = attempt(run, box, listed ? &ok : &other);
+		if (r == REACH_NO_TOOL)
+			conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
+		else if (listed && r == REACH_NO)
+			conf_fail(run, "the listed peer 127.0.0.1 to answer under egress_allow [127.0.0.1]",
+				  "the guest did not reach %s:%u", ok.address, ok.port);
+		else if (!listed && r == REACH_YES)
+			conf_fail(run, "a peer off the allowlist (127.0.0.2) unreachable",
+				  "the guest reached %s:%u", other.address, other.port);
+	}
+	conf_peer_stop(&ok);
+	conf_peer_stop(&other);
+}
+
+static void case_allowlist_listed(conf_run *run)
+{
+	allowlist_case(run, true);
+}
+
+static void case_allowlist_other(conf_run *run)
+{
+	allowlist_case(run, false);
+}
+
+static const char *egress_inapplicable(conf_run *run)
+{
+	if (!conf_has(run, MSB_CAP_EXEC))
+		return "attempting a connection from inside needs exec, which the backend does not declare";
+	if (!(run->decl->egress_modes & (MSB_BIT(MSB_EGRESS_CLOSED) | MSB_BIT(MSB_EGRESS_ALLOWLIST))))
+		return "the backend declares neither closed nor allowlist egress";
+	return NULL;
+}
+
+static const conf_case egress_cases[] = {
+	{ "closed-reaches-nothing", MSB_BIT(MSB_CAP_EXEC), case_closed_reaches_nothing },
+	{ "allowlist-listed-answers", MSB_BIT(MSB_CAP_EXEC), case_allowlist_listed },
+	{ "allowlist-other-refused", MSB_BIT(MSB_CAP_EXEC), case_allowlist_other },
+};
+
+const conf_suite conf_suite_egress = {
+	.name = "egress",
+	.inapplicable = egress_inapplicable,
+	.cases = egress_cases,
+	.n_cases = sizeof(egress_cases) / sizeof(egress_cases[0]),
+};
