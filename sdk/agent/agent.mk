@@ -1,3 +1,34 @@
 # sdk/agent: the guest agent (msb-agent, a static libc-only binary), its wire protocol and
 # host-side client (in libmsb-sdk), and the driver every agent-backed backend builds on.
 msbinclude_HEADERS += sdk/include/msb/agent.h sdk/include/msb/driver.h
+
+# The protocol's framing and request decoding are shared by both sides.
+MSB_AGENT_PROTO_SOURCES = sdk/agent/proto.c sdk/agent/request.c
+
+sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
+	sdk/agent/config.c \
+	sdk/agent/client.c
+
+# msb-agent runs inside boundaries that may hold no libraries at all (a bare container
+# root, a microVM's initramfs): static, libc only, and never sanitized (the sanitizer
+# runtimes cannot be linked statically).
+pkglibexec_PROGRAMS += sdk/agent/msb-agent
+sdk_agent_msb_agent_SOURCES = \
+	sdk/agent/agent_internal.h \
+	sdk/agent/main.c \
+	sdk/agent/serve.c \
+	sdk/agent/run.c \
+	sdk/agent/files.c \
+	sdk/agent/reap.c \
+	$(MSB_AGENT_PROTO_SOURCES) \
+	sdk/lib/error.c \
+	sdk/lib/buf.c \
+	sdk/confine/confine_internal.h \
+	sdk/confine/confine_path.c \
+	sdk/confine/confine_resolve.c \
+	sdk/confine/confine_write.c \
+	sdk/confine/confine_read.c \
+	sdk/confine/confine_stat.c \
+	sdk/confine/confine_remove.c
+sdk_agent_msb_agent_CFLAGS = $(WARN_CFLAGS) -O2
+sdk_agent_msb_agent_LDFLAGS = -all-static

@@ -1,0 +1,52 @@
+/*
+ * agent_internal.h — what the parts of the msb-agent program share: its configuration, and
+ * the entry points of request handling, command running, file operations and reaping.
+ * Nothing here is linked into libmsb-sdk.
+ */
+#ifndef MSB_AGENT_INTERNAL_H
+#define MSB_AGENT_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <msb/agent.h>
+
+/* The agent's configuration, fixed at start-up from its command line. */
+typedef struct agent_conf {
+	const char *work_dir;
+	const char *work_alias;
+	uint64_t default_timeout_ms;
+	uint64_t default_max_output;
+	char **run_code;          /* NULL-terminated */
+	msb_agent_rlimits rlimits;
+	const char *path_env;
+	pid_t supervisor;         /* the process that owns every command (the subreaper) */
+} agent_conf;
+
+extern agent_conf agent;
+
+/*
+ * Serve one stream until the peer closes it or asks for SHUTDOWN (*shutdown set then).
+ * Returns when the stream is done; errors are answered on the stream, never fatal.
+ */
+void agent_serve_stream(int rfd, int wfd, bool *shutdown);
+
+/* Run EXEC / RUN_CODE and append the result fields (after ERRC) to `reply`. */
+msb_errc agent_exec(const msb_agent_request *req, msb_buf *reply, msb_error *err);
+msb_errc agent_run_code(const msb_agent_request *req, msb_buf *reply, msb_error *err);
+
+/* The file operations, confined beneath the request's working directory. */
+msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *err);
+
+/*
+ * A guest path with the work alias applied: a path equal to or under --work-alias is moved
+ * under --work-dir. Returns a heap string (NULL when out of memory).
+ */
+char *agent_map_path(const char *path);
+
+/* Reap every exited child without blocking. */
+void agent_reap(void);
+/* Kill every descendant of this process and reap them, until none are left (bounded). */
+void agent_kill_descendants(void);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * main.c — msb-agent: the sandbox's resident supervisor, run inside the boundary.
+ *
+ * Statically linked against libc alone, so the same binary runs in a process sandbox, as
+ * the command of a bubblewrap or gVisor container whose root has no libraries, and as a
+ * microVM's /init. The command line is msb_agent_config_argv()'s (msb/agent.h).
+ *
+ * --listen serves each connection in a forked child: one slow exec never blocks another
+ * request, and a crash while serving one request loses that connection, not the sandbox.
+ * The listening process is the child subreaper that owns every command's leftovers, reaps
+ * them, and kills them all on SHUTDOWN or SIGTERM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <msb/agent.h>
+
+#include "agent_internal.h"
+
+agent_conf agent;
+
+static volatile sig_atomic_t terminate;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	terminate = 1;
+}
+
+static void die(const char *fmt, ...) MSB_PRINTF(1, 2);
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "msb-agent: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+typedef struct options {
+	const char *listen_path, *fds, *device;
+	int ready_fd;
+	long uid, gid;
+	size_t n_run_code;
+} options;
+
+static uint64_t parse_u64(const char *flag, const char *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-')
+		die("%s needs a whole number", flag);
+	return (uint64_t)n;
+}
+
+static void push_run_code(options *o, const char *arg)
+{
+	char **v = realloc(agent.run_code, (o->n_run_code + 2) * sizeof *v);
+	if (!v)
+		die("%s", "out of memory");
+	v[o->n_run_code++] = (char *)arg;
+	v[o->n_run_code] = NULL;
+	agent.run_code = v;
+}
+
+static void parse_args(int argc, char **argv, options *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *f = argv[i];
+		if (i + 1 >= argc)
+			die("%s needs a value", f);
+		const char *v = argv[++i];
+		if (!strcmp(f, "--listen"))
+			o->listen_path = v;
+		else if (!strcmp(f, "--fd"))
+			o->fds = v;
+		else if (!strcmp(f, "--device"))
+			o->device = v;
+		else if (!strcmp(f, "--work-dir"))
+			agent.work_dir = v;
+		else if (!strcmp(f, "--work-alias"))
+			agent.work_alias = v;
+		else if (!strcmp(f, "--ready-fd"))
+			o->ready_fd = (int)parse_u64(f, v);
+		else if (!strcmp(f, "--timeout"))
+			agent.default_timeout_ms = (uint64_t)(strtod(v, NULL) * 1000.0);
+		else if (!strcmp(f, "--max-output"))
+			agent.default_max_output = parse_u64(f, v);
+		else if (!strcmp(f, "--run-code"))
+			push_run_code(o, v);
+		else if (!strcmp(f, "--rlimit-cpu"))
+			agent.rlimits.cpu_seconds = parse_u64(f, v);
+		else if (!strcmp(f, "--rlimit-as"))
+			agent.rlimits.as_bytes = parse_u64(f, v);
+		else if (!strcmp(f, "--rlimit-nofile"))
+			agent.rlimits.nofile = parse_u64(f, v);
+		else if (!strcmp(f, "--rlimit-nproc"))
+			agent.rlimits.nproc = parse_u64(f, v);
+		else if (!strcmp(f, "--rlimit-fsize"))
+			agent.rlimits.fsize_bytes = parse_u64(f, v);
+		else if (!strcmp(f, "--path"))
+			agent.path_env = v;
+		else if (!strcmp(f, "--uid"))
+			o->uid = (long)parse_u64(f, v);
+		else if (!strcmp(f, "--gid"))
+			o->gid = (long)parse_u64(f, v);
+		else
+			die("unknown option %s", f);
+	}
+	if (!agent.work_dir || agent.work_dir[0] != '/')
+		die("%s", "--work-dir needs an absolute directory");
+	if (!!o->listen_path + !!o->fds + !!o->device != 1)
+		die("%s", "exactly one of --listen, --fd, --device is needed");
+	if (!agent.default_timeout_ms)
+		agent.default_timeout_ms = 60000;
+	if (!agent.default_max_output)
+		agent.default_max_output = 1024 * 1024;
+	if (!agent.path_env)
+		agent.path_env = "/usr/local/bin:/usr/bin:/bin";
+	if (!agent.run_code)
+		push_run_code(o, "sh");
+}
+
+/* Drop to the configured uid/gid, after everything that needed privilege is done. */
+static void drop_privileges(const options *o)
+{
+	if (o->gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)o->gid) < 0))
+		die("cannot drop to gid %ld: %s", o->gid, strerror(errno));
+	if (o->uid >= 0 && setuid((uid_t)o->uid) < 0)
+		die("cannot drop to uid %ld: %s", o->uid, strerror(errno));
+}
+
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	ssize_t n = write(fd, "R", 1);
+	(void)n;
+	close(fd);
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof sa.sun_path)
+		die("socket path too long: %s", path);
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0)
+		die("cannot listen: %s", strerror(errno));
+	return fd;
+}
+
+static void serve_connection(int lfd, int c)
+{
+	close(lfd);
+	signal(SIGTERM, SIG_DFL);
+	bool shutdown = false;
+	agent_serve_stream(c, c, &shutdown);
+	if (shutdown)
+		kill(agent.supervisor, SIGTERM);
+	_exit(0);
+}
+
+static int serve_listen(const options *o)
+{
+	int lfd = listen_on(o->listen_path);
+	drop_privileges(o);
+	signal_ready(o->ready_fd);
+	while (!terminate) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		int n = poll(&p, 1, 200);
+		agent_reap();
+		if (n <= 0)
+			continue;
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		pid_t pid = fork();
+		if (pid == 0)
+			serve_connection(lfd, c);
+		close(c);
+	}
+	agent_kill_descendants();
+	unlink(o->listen_path);
+	return 0;
+}
+
+static int serve_fds(const options *o)
+{
+	int rfd, wfd;
+	if (sscanf(o->fds, "%d,%d", &rfd, &wfd) != 2) {
+		if (sscanf(o->fds, "%d", &rfd) != 1)
+			die("--fd needs RFD or RFD,WFD, not %s", o->fds);
+		wfd = rfd;
+	}
+	drop_privileges(o);
+	signal_ready(o->ready_fd);
+	bool shutdown = false;
+	agent_serve_stream(rfd, wfd, &shutdown);
+	agent_kill_descendants();
+	return 0;
+}
+
+static int serve_device(const options *o)
+{
+	drop_privileges(o);
+	signal_ready(o->ready_fd);
+	bool shutdown = false;
+	/* A serial port outlives a host connection: serve it again after the peer goes. */
+	while (!shutdown && !terminate) {
+		int fd = open(o->device, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			die("cannot open %s: %s", o->device, strerror(errno));
+		agent_serve_stream(fd, fd, &shutdown);
+		close(fd);
+	}
+	agent_kill_descendants();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	options o = { .ready_fd = -1, .uid = -1, .gid = -1 };
+	parse_args(argc, argv, &o);
+	agent.supervisor = getpid();
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = { .sa_handler = on_term };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (mkdir(agent.work_dir, 0700) < 0 && errno != EEXIST)
+		die("cannot create work dir %s", agent.work_dir);
+	if (chdir(agent.work_dir) < 0)
+		die("cannot enter work dir %s", agent.work_dir);
+	if (o.listen_path)
+		return serve_listen(&o);
+	if (o.fds)
+		return serve_fds(&o);
+	return serve_device(&o);
+}

@@ -1,0 +1,382 @@
+/*
+ * run.c — running one command for EXEC and RUN_CODE inside the guest.
+ *
+ * Each command gets its own session and process group (so one kill reaches every process
+ * it did not deliberately detach), the agent's rlimits, a scrubbed environment (nothing of
+ * the agent's own is inherited: a host variable must never leak secrets into the guest),
+ * and stdout and stderr on separate pipes that are always drained — past the output cap the
+ * bytes are read and dropped, never left to block the writer — so a chatty program cannot
+ * stall itself into a false timeout. The deadline is wall clock; when it passes the whole
+ * process group is SIGKILLed. A daemon that left the group with setsid survives the command
+ * by design (a container's behaviour) and is killed at SHUTDOWN instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <msb/agent.h>
+
+#include "agent_internal.h"
+
+extern char **environ;
+
+/* After the program exits, how long output still held open by its children is waited for. */
+#define DRAIN_GRACE_MS 50
+
+typedef struct run_spec {
+	char *const *argv;
+	char *const *env;
+	const char *cwd;
+	const unsigned char *stdin_data;
+	size_t stdin_len;
+	uint64_t timeout_ms;
+	uint64_t max_output;
+} run_spec;
+
+/* Where a child failed before exec, told to the parent through a CLOEXEC pipe. */
+enum { STAGE_CHDIR = 1, STAGE_RLIMIT, STAGE_EXEC };
+struct child_failure {
+	int stage;
+	int errnum;
+};
+
+typedef struct stream {
+	int fd;
+	msb_buf buf;
+	bool truncated;
+} stream;
+
+static char **build_env(char *const *extra, const char *home)
+{
+	size_t n = 0;
+	while (extra && extra[n])
+		n++;
+	char **env = calloc(n + 4, sizeof *env);
+	if (!env)
+		return NULL;
+	size_t k = 0;
+	bool has_path = false, has_home = false;
+	for (size_t i = 0; i < n; i++) {
+		has_path |= strncmp(extra[i], "PATH=", 5) == 0;
+		has_home |= strncmp(extra[i], "HOME=", 5) == 0;
+		env[k++] = extra[i];
+	}
+	static char path_var[PATH_MAX + 8], home_var[PATH_MAX + 8];
+	snprintf(path_var, sizeof path_var, "PATH=%s", agent.path_env);
+	snprintf(home_var, sizeof home_var, "HOME=%s", home);
+	if (!has_path)
+		env[k++] = path_var;
+	if (!has_home)
+		env[k++] = home_var;
+	env[k++] = (char *)"LANG=C.UTF-8";
+	env[k] = NULL;
+	return env;
+}
+
+static int set_limit(int resource, uint64_t value)
+{
+	if (value == 0)
+		return 0;
+	struct rlimit rl = { (rlim_t)value, (rlim_t)value };
+	return setrlimit(resource, &rl);
+}
+
+static int apply_rlimits(void)
+{
+	const msb_agent_rlimits *r = &agent.rlimits;
+	if (set_limit(RLIMIT_CPU, r->cpu_seconds) || set_limit(RLIMIT_AS, r->as_bytes) ||
+	    set_limit(RLIMIT_NOFILE, r->nofile) || set_limit(RLIMIT_NPROC, r->nproc) ||
+	    set_limit(RLIMIT_FSIZE, r->fsize_bytes))
+		return -1;
+	return 0;
+}
+
+static void child_fail(int fd, int stage)
+{
+	struct child_failure f = { stage, errno };
+	ssize_t n = write(fd, &f, sizeof f);
+	(void)n;
+	_exit(127);
+}
+
+/* In the forked child: become the command. Never returns. */
+static void child_exec(const run_spec *rs, char **env, int in, int out, int errfd, int status)
+{
+	setsid();
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The agent ignores SIGPIPE; an ignored disposition would survive exec. */
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+		child_fail(status, STAGE_EXEC);
+	if (chdir(rs->cwd) < 0)
+		child_fail(status, STAGE_CHDIR);
+	if (apply_rlimits() < 0)
+		child_fail(status, STAGE_RLIMIT);
+	/* Nothing of the agent's (its socket, other connections) may reach the command. */
+	if (status > 3)
+		close_range(3, (unsigned)status - 1, 0);
+	close_range((unsigned)status + 1, ~0u, 0);
+	environ = env;
+	execvp(rs->argv[0], rs->argv);
+	child_fail(status, STAGE_EXEC);
+}
+
+static msb_errc report_child_failure(const run_spec *rs, const struct child_failure *f,
+				     msb_error *err)
+{
+	msb_errc code = f->errnum == ENOENT ? MSB_E_NOT_FOUND
+		      : f->errnum == ENOTDIR ? MSB_E_NOT_DIR
+		      : (f->errnum == EACCES || f->errnum == EPERM) ? MSB_E_PERMISSION
+		      : MSB_E_OS;
+	switch (f->stage) {
+	case STAGE_CHDIR:
+		return msb_error_set_errno(err, code, f->errnum,
+					   "exec refused by msb-agent: working directory '%s'", rs->cwd);
+	case STAGE_RLIMIT:
+		return msb_error_set_errno(err, MSB_E_OS, f->errnum,
+					   "exec refused by msb-agent: setting the rlimits failed");
+	default:
+		return msb_error_set_errno(err, code, f->errnum,
+					   "exec refused by msb-agent: program '%s' could not be started",
+					   rs->argv[0]);
+	}
+}
+
+static void drain(stream *s, uint64_t cap)
+{
+	unsigned char chunk[65536];
+	for (;;) {
+		ssize_t n = read(s->fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || errno != EAGAIN) {
+				close(s->fd);
+				s->fd = -1;
+			}
+			return;
+		}
+		size_t keep = (size_t)n;
+		if (s->buf.len + keep > cap) {
+			keep = cap > s->buf.len ? (size_t)(cap - s->buf.len) : 0;
+			s->truncated = true;
+		}
+		if (keep && msb_buf_append(&s->buf, chunk, keep, NULL) != MSB_OK)
+			s->truncated = true;
+	}
+}
+
+static void feed(int *fd, const unsigned char *data, size_t len, size_t *off)
+{
+	while (*off < len) {
+		ssize_t n = write(*fd, data + *off, len - *off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			if (errno == EAGAIN)
+				return;
+			break; /* EPIPE: the program does not read its stdin; fine */
+		}
+		*off += (size_t)n;
+	}
+	close(*fd);
+	*fd = -1;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* The supervising loop: feed stdin, drain both streams, watch the deadline and the child. */
+static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, stream *errs,
+		      int *status, bool *timed_out)
+{
+	int64_t deadline = msb_agent_now_ms() + (int64_t)rs->timeout_ms;
+	int64_t drain_until = 0;
+	size_t in_off = 0;
+	bool exited = false;
+	if (in_fd >= 0 && rs->stdin_len == 0) {
+		close(in_fd);
+		in_fd = -1;
+	}
+	while (!*timed_out) {
+		if (!exited && waitpid(pid, status, WNOHANG) == pid) {
+			exited = true;
+			drain_until = msb_agent_now_ms() + DRAIN_GRACE_MS;
+		}
+		if (out->fd < 0 && errs->fd < 0 && exited)
+			break;
+		int64_t now = msb_agent_now_ms();
+		if (exited && now >= drain_until)
+			break;
+		if (now >= deadline) {
+			*timed_out = true;
+			break;
+		}
+		struct pollfd p[3];
+		nfds_t n = 0;
+		int oi = -1, ei = -1, ii = -1;
+		if (out->fd >= 0)
+			p[oi = (int)n++] = (struct pollfd){ .fd = out->fd, .events = POLLIN };
+		if (errs->fd >= 0)
+			p[ei = (int)n++] = (struct pollfd){ .fd = errs->fd, .events = POLLIN };
+		if (in_fd >= 0)
+			p[ii = (int)n++] = (struct pollfd){ .fd = in_fd, .events = POLLOUT };
+		int64_t wait = (exited ? drain_until : deadline) - now;
+		if (n == 0) {
+			/* The program closed its outputs and runs on: poll its exit. */
+			sleep_ms(wait < 5 ? (int)wait : 5);
+			continue;
+		}
+		if (poll(p, n, wait > 50 ? 50 : (int)wait) <= 0)
+			continue;
+		if (oi >= 0 && p[oi].revents)
+			drain(out, rs->max_output);
+		if (ei >= 0 && p[ei].revents)
+			drain(errs, rs->max_output);
+		if (ii >= 0 && p[ii].revents)
+			feed(&in_fd, rs->stdin_data, rs->stdin_len, &in_off);
+	}
+	if (in_fd >= 0)
+		close(in_fd);
+	if (*timed_out) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	if (!exited)
+		while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+			;
+	if (*timed_out) {
+		/* Collect what the killed group had already written. */
+		if (out->fd >= 0)
+			drain(out, rs->max_output);
+		if (errs->fd >= 0)
+			drain(errs, rs->max_output);
+	}
+}
+
+static msb_errc put_result(msb_buf *reply, int status, bool timed_out, stream *out,
+			   stream *errs, msb_error *err)
+{
+	int code = 0, sig = 0;
+	if (WIFEXITED(status)) {
+		code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		sig = WTERMSIG(status);
+		code = 128 + sig;
+	}
+	uint32_t flags = (timed_out ? MSB_AGENT_F_TIMED_OUT : 0) |
+			 (out->truncated ? MSB_AGENT_F_OUT_TRUNCATED : 0) |
+			 (errs->truncated ? MSB_AGENT_F_ERR_TRUNCATED : 0);
+	msb_errc rc = msb_agent_put_u32(reply, MSB_TAG_EXIT_CODE, (uint32_t)code, err);
+	if (rc == MSB_OK)
+		rc = msb_agent_put_u32(reply, MSB_TAG_SIGNAL, (uint32_t)sig, err);
+	if (rc == MSB_OK)
+		rc = msb_agent_put_u32(reply, MSB_TAG_FLAGS, flags, err);
+	if (rc == MSB_OK)
+		rc = msb_agent_put(reply, MSB_TAG_STDOUT, out->buf.data, out->buf.len, err);
+	if (rc == MSB_OK)
+		rc = msb_agent_put(reply, MSB_TAG_STDERR, errs->buf.data, errs->buf.len, err);
+	return rc;
+}
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+}
+
+static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
+{
+	char **env = build_env(rs->env, agent.work_dir);
+	if (!env)
+		return msb_error_set(err, MSB_E_NOMEM, "exec refused by msb-agent: out of memory");
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 }, st[2] = { -1, -1 };
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC) ||
+	    pipe2(st, O_CLOEXEC)) {
+		int e = errno;
+		close_pair(in), close_pair(out), close_pair(er), close_pair(st);
+		free(env);
+		return msb_error_set_errno(err, MSB_E_OS, e, "exec refused by msb-agent: pipe");
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(rs, env, in[0], out[1], er[1], st[1]);
+	int fork_errno = errno;
+	free(env);
+	close(in[0]), close(out[1]), close(er[1]), close(st[1]);
+	if (pid < 0) {
+		close(in[1]), close(out[0]), close(er[0]), close(st[0]);
+		return msb_error_set_errno(err, MSB_E_OS, fork_errno, "exec refused by msb-agent: fork");
+	}
+	struct child_failure f;
+	ssize_t n;
+	while ((n = read(st[0], &f, sizeof f)) < 0 && errno == EINTR)
+		;
+	close(st[0]);
+	if (n == (ssize_t)sizeof f) {
+		close(in[1]), close(out[0]), close(er[0]);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return report_child_failure(rs, &f, err);
+	}
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	fcntl(er[0], F_SETFL, O_NONBLOCK);
+	stream so = { .fd = out[0] }, se = { .fd = er[0] };
+	int status = 0;
+	bool timed_out = false;
+	supervise(rs, pid, in[1], &so, &se, &status, &timed_out);
+	if (so.fd >= 0)
+		close(so.fd);
+	if (se.fd >= 0)
+		close(se.fd);
+	msb_errc rc = put_result(reply, status, timed_out, &so, &se, err);
+	msb_buf_free(&so.buf);
+	msb_buf_free(&se.buf);
+	return rc;
+}
+
+static void fill_bounds(run_spec *rs, const msb_agent_request *req)
+{
+	rs->timeout_ms = req->timeout_ms ? req->timeout_ms : agent.default_timeout_ms;
+	uint64_t cap = req->max_output ? req->max_output : agent.default_max_output;
+	rs->max_output = cap > MSB_AGENT_MAX_OUTPUT ? MSB_AGENT_MAX_OUTPUT : cap;
+}
+
+msb_errc agent_exec(const msb_agent_request *req, msb_buf *reply, msb_error *err)
+{
+	char *cwd = agent_map_path(req->cwd ? req->cwd : agent.work_dir);
+	if (!cwd)
+		return msb_error_set(err, MSB_E_NOMEM, "exec refused by msb-agent: out of memory");
+	run_spec rs = { .argv = req->argv, .env = req->env, .cwd = cwd,
+			.stdin_data = req->data, .stdin_len = req->data_len };
+	fill_bounds(&rs, req);
+	msb_errc rc = run_command(&rs, reply, err);
+	free(cwd);
+	return rc;
+}
+
+msb_errc agent_run_code(const msb_agent_request *req, msb_buf *reply, msb_error *err)
+{
+	run_spec rs = { .argv = agent.run_code, .cwd = agent.work_dir,
+			.stdin_data = req->data, .stdin_len = req->data_len };
+	fill_bounds(&rs, req);
+	return run_command(&rs, reply, err);
+}
