@@ -40,3 +40,7 @@ TESTS += $(ROUTER_TESTS)
 tests_router_test_router_construct_SOURCES = tests/router/test_router_construct.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_construct_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_construct_LDADD = $(ROUTER_TEST_LDADD)
+ROUTER_TESTS += tests/router/test_router_checks
+tests_router_test_router_checks_SOURCES = tests/router/test_router_checks.c $(ROUTER_TEST_FIXTURE)
+tests_router_test_router_checks_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
+tests_router_test_router_checks_LDADD = $(ROUTER_TEST_LDADD)
