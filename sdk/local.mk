@@ -23,3 +23,4 @@ EXTRA_DIST += sdk/msb.pc.in
 
 include sdk/confine/confine.mk
 include sdk/agent/agent.mk
+include sdk/cgroup/cgroup.mk

@@ -1,0 +1,293 @@
+/*
+ * bwrap.c — the `bwrap` backend (rung `container`): a boundary driver for msb/driver.h.
+ *
+ * Each sandbox is a long-lived bubblewrap whose command is the static guest agent; the
+ * driver does everything else (names, state directory, the cross-process lock, forwarding
+ * operations, disposal bookkeeping). This file supplies the boundary: start (cgroup, layout,
+ * seccomp, launch) and stop (kill by cgroup, remove it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <msb/backend.h>
+#include <msb/cgroup.h>
+#include <msb/driver.h>
+
+#include "bwrap_argv.h"
+#include "bwrap_config.h"
+#include "bwrap_launch.h"
+#include "bwrap_seccomp.h"
+
+/* How long disposal waits for the kernel to empty and remove a sandbox's cgroup. */
+#define MSB_BWRAP_STOP_TIMEOUT 10.0
+
+typedef struct bwrap_ctx {
+	msb_bwrap_config cfg;
+	msb_buf bpf; /* the compiled seccomp filter, built once per instance */
+} bwrap_ctx;
+
+static void ctx_free(void *p)
+{
+	bwrap_ctx *ctx = p;
+	if (!ctx)
+		return;
+	msb_bwrap_config_free(&ctx->cfg);
+	msb_buf_free(&ctx->bpf);
+	free(ctx);
+}
+
+static void path_in(char *out, size_t n, const msb_driver_box *box, const char *leaf)
+{
+	snprintf(out, n, "%s/%s", box->dir, leaf);
+}
+
+/*
+ * bwrap resolves a --bind-fd source back to its path and opens that as the sandbox's user,
+ * so that user must be able to traverse down to the box directory. Search permission alone
+ * (o+x, never o+r) is added to the directories msb owns on the way; the work and socket
+ * directories themselves stay 0700 and belong to the sandbox's user.
+ */
+static msb_errc make_traversable(const char *dir, msb_error *err)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s", dir);
+	for (char *slash = path + strlen(path); slash > path; slash = strrchr(path, '/')) {
+		*slash = '\0';
+		const char *p = path[0] ? path : "/";
+		struct stat st;
+		if (stat(p, &st) != 0)
+			return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot stat %s", p);
+		if (st.st_mode & S_IXOTH)
+			continue;
+		if (st.st_uid != geteuid() || chmod(p, (st.st_mode & 07777) | S_IXOTH) != 0)
+			return msb_error_set(err, MSB_E_BACKEND,
+					     "bwrap: %s is not searchable by the sandbox's user and msb cannot "
+					     "make it so; choose a state_dir below searchable directories",
+					     p);
+	}
+	return MSB_OK;
+}
+
+/* The box directory itself, its socket directory and work directory, owned as needed. */
+static msb_errc prepare_dirs(const bwrap_ctx *ctx, const msb_driver_box *box, msb_error *err)
+{
+	char run[PATH_MAX], link[PATH_MAX];
+	path_in(run, sizeof run, box, "run");
+	if (mkdir(run, 0700) != 0 && errno != EEXIST)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create %s", run);
+	if (ctx->cfg.uid >= 0) {
+		msb_errc rc = make_traversable(box->work_dir, err);
+		if (rc)
+			return rc;
+		if (chmod(box->dir, 0711) != 0 ||
+		    chown(run, (uid_t)ctx->cfg.uid, (gid_t)ctx->cfg.gid) != 0 ||
+		    chown(box->work_dir, (uid_t)ctx->cfg.uid, (gid_t)ctx->cfg.gid) != 0)
+			return msb_error_set_errno(err, MSB_E_OS, errno,
+						   "bwrap: cannot hand %s to the sandbox's user %ld", box->dir,
+						   ctx->cfg.uid);
+	}
+	/*
+	 * The agent listens inside the sandbox on /msb/run/agent.sock; the driver connects to
+	 * box->socket_path, which points there. The socket directory is the sandbox's: what it
+	 * holds is untrusted (see doc/threat-model.md).
+	 */
+	path_in(link, sizeof link, box, "run/agent.sock");
+	unlink(link);
+	unlink(box->socket_path);
+	if (symlink("run/agent.sock", box->socket_path) != 0)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot link %s", box->socket_path);
+	return MSB_OK;
+}
+
+/* A cgroup left by an earlier start of this box (one that died) is ended first. */
+static msb_errc clear_stale_cgroup(const msb_driver_box *box, msb_error *err)
+{
+	char file[PATH_MAX];
+	path_in(file, sizeof file, box, "cgroup");
+	msb_cgroup *old = NULL;
+	if (msb_cgroup_load(file, &old, NULL) != MSB_OK)
+		return MSB_OK;
+	msb_errc rc = msb_cgroup_destroy(old, MSB_BWRAP_STOP_TIMEOUT, err);
+	msb_cgroup_free(old);
+	if (!rc)
+		unlink(file);
+	return rc;
+}
+
+typedef struct start_state {
+	int fds[MSB_BWRAP_FD_COUNT];
+	int log_fd;
+	char **agent_argv;
+	char **argv;
+	msb_cgroup *cgroup;
+} start_state;
+
+static void start_state_free(start_state *s)
+{
+	for (int i = 0; i < MSB_BWRAP_FD_COUNT; i++)
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	if (s->log_fd >= 0)
+		close(s->log_fd);
+	free(s->agent_argv);
+	msb_bwrap_argv_free(s->argv);
+	msb_cgroup_free(s->cgroup);
+}
+
+static msb_errc open_path(const char *path, int flags, int *fd, msb_error *err)
+{
+	*fd = open(path, flags | O_CLOEXEC);
+	if (*fd < 0)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot open %s", path);
+	return MSB_OK;
+}
+
+static msb_errc open_files(const bwrap_ctx *ctx, const msb_driver_box *box, start_state *s,
+			   msb_error *err)
+{
+	char run[PATH_MAX], log[PATH_MAX];
+	path_in(run, sizeof run, box, "run");
+	path_in(log, sizeof log, box, "bwrap.log");
+	msb_errc rc = msb_bwrap_seccomp_fd(&ctx->bpf, &s->fds[0], err);
+	if (!rc)
+		rc = open_path(box->work_dir, O_PATH | O_DIRECTORY, &s->fds[1], err);
+	if (!rc)
+		rc = open_path(run, O_PATH | O_DIRECTORY, &s->fds[2], err);
+	if (!rc)
+		rc = open_path(box->config->agent_path, O_PATH, &s->fds[3], err);
+	if (!rc) {
+		s->log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (s->log_fd < 0)
+			rc = msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot open %s", log);
+	}
+	return rc;
+}
+
+static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, const char *root,
+			   start_state *s, msb_error *err)
+{
+	msb_errc rc = msb_driver_agent_argv(box, "--listen", MSB_BWRAP_GUEST_SOCKET,
+					    box->spec->work_dir, NULL, -1, &s->agent_argv, err);
+	if (rc)
+		return rc;
+	/* The agent is bound into the sandbox; its host path means nothing there. */
+	s->agent_argv[0] = (char *)MSB_BWRAP_GUEST_AGENT;
+	msb_bwrap_layout layout = {
+		.image_root = root,
+		.work_guest = box->spec->work_dir,
+		.work_fd = MSB_BWRAP_FD_WORK,
+		.run_fd = MSB_BWRAP_FD_RUN,
+		.agent_fd = MSB_BWRAP_FD_AGENT,
+		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
+		.tmp_size = ctx->cfg.tmp_size,
+	};
+	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);
+}
+
+static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
+{
+	bwrap_ctx *ctx = p;
+	const char *root = NULL;
+	msb_errc rc = msb_bwrap_config_image(&ctx->cfg, box->spec->image, &root, err);
+	if (rc)
+		return rc;
+	start_state s = { .fds = { -1, -1, -1, -1 }, .log_fd = -1 };
+	char cgfile[PATH_MAX];
+	path_in(cgfile, sizeof cgfile, box, "cgroup");
+	rc = clear_stale_cgroup(box, err);
+	if (!rc)
+		rc = prepare_dirs(ctx, box, err);
+	if (!rc)
+		rc = open_files(ctx, box, &s, err);
+	if (!rc)
+		rc = build_argv(ctx, box, root, &s, err);
+	if (!rc)
+		rc = msb_cgroup_create(ctx->cfg.cgroup_parent, box->name, &ctx->cfg.limits, &s.cgroup, err);
+	/* Saved before anything joins it, so a crash from here on still leaves disposal the list. */
+	if (!rc)
+		rc = msb_cgroup_save(s.cgroup, cgfile, err);
+	pid_t pid = 0;
+	if (!rc) {
+		msb_bwrap_launch launch = {
+			.argv = s.argv,
+			.log_fd = s.log_fd,
+			.cgroup = s.cgroup,
+			.uid = ctx->cfg.uid,
+			.gid = ctx->cfg.gid,
+		};
+		memcpy(launch.fds, s.fds, sizeof launch.fds);
+		rc = msb_bwrap_launch_start(&launch, &pid, err);
+	}
+	if (!rc)
+		rc = msb_driver_write_pid(box, pid, err);
+	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, MSB_BWRAP_STOP_TIMEOUT, NULL) == MSB_OK)
+		unlink(cgfile);
+	start_state_free(&s);
+	return rc;
+}
+
+static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
+{
+	(void)p;
+	char file[PATH_MAX];
+	path_in(file, sizeof file, box, "cgroup");
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = msb_cgroup_load(file, &cg, &err);
+	if (rc == MSB_E_NOT_FOUND) {
+		msb_error_clear(&err);
+		return true; /* never got as far as a cgroup: nothing of ours to end */
+	}
+	if (!rc)
+		rc = msb_cgroup_destroy(cg, MSB_BWRAP_STOP_TIMEOUT, &err);
+	msb_cgroup_free(cg);
+	if (!rc)
+		unlink(file);
+	else
+		msb_disposal_failure_set(failure, rc == MSB_E_TIMEOUT ? MSB_DISPOSAL_TIMEOUT : MSB_DISPOSAL_UNKNOWN,
+					 "bwrap: sandbox %s: %s", box->name, msb_error_message(&err));
+	msb_error_clear(&err);
+	return rc == MSB_OK;
+}
+
+static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_backend_instance **self,
+			   msb_error *err)
+{
+	bwrap_ctx *ctx = calloc(1, sizeof *ctx);
+	if (!ctx)
+		return msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
+	msb_errc rc = msb_bwrap_config_read(config, &ctx->cfg, err);
+	if (!rc)
+		rc = msb_bwrap_seccomp_compile(&ctx->bpf, err);
+	if (rc) {
+		ctx_free(ctx);
+		return rc;
+	}
+	msb_boundary b = MSB_BOUNDARY_INIT;
+	b.name = "bwrap";
+	b.ctx = ctx;
+	b.ctx_free = ctx_free;
+	b.start = bwrap_start;
+	b.stop = bwrap_stop;
+	static const char *const keys[] = { MSB_BWRAP_CONFIG_KEYS, NULL };
+	return msb_driver_init(&b, config, host, keys, self, err);
+}
+
+MSB_BACKEND_DEFINE(
+	.name = "bwrap",
+	.isolation = "container",
+	.declarations = {
+		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out", "files_list",
+					  "files_delete"),
+		.egress_modes = MSB_WORDS("closed"),
+		.os_families = MSB_WORDS("posix"),
+		.isolation_scopes = MSB_WORDS("conversation", "call"),
+	},
+	.init = bwrap_init,
+	MSB_DRIVER_OPERATIONS);

@@ -1,0 +1,199 @@
+/*
+ * bwrap_argv.c — the bubblewrap command line, flag by flag, each with what it protects.
+ *
+ * The root is an empty tmpfs that bwrap builds; the image's top-level entries are bound into
+ * it read-only, the sandbox's own pieces (work dir, socket dir, agent, /tmp, /proc, /dev)
+ * on top, and the root itself is remounted read-only last, so the only writable places are
+ * the work dir, the socket dir and the private /tmp.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bwrap_argv.h"
+
+typedef struct argv_builder {
+	char **items;
+	size_t len, cap;
+	bool failed;
+} argv_builder;
+
+static void push(argv_builder *b, const char *s)
+{
+	if (b->failed)
+		return;
+	if (b->len + 2 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		char **p = realloc(b->items, cap * sizeof *p);
+		if (!p) {
+			b->failed = true;
+			return;
+		}
+		b->items = p;
+		b->cap = cap;
+	}
+	char *copy = strdup(s);
+	if (!copy) {
+		b->failed = true;
+		return;
+	}
+	b->items[b->len++] = copy;
+	b->items[b->len] = NULL;
+}
+
+static void push2(argv_builder *b, const char *a, const char *c)
+{
+	push(b, a);
+	push(b, c);
+}
+
+static void push3(argv_builder *b, const char *a, const char *c, const char *d)
+{
+	push(b, a);
+	push(b, c);
+	push(b, d);
+}
+
+static void push_fd(argv_builder *b, const char *flag, int fd, const char *dest)
+{
+	char num[16];
+	snprintf(num, sizeof num, "%d", fd);
+	push3(b, flag, num, dest);
+}
+
+/*
+ * One top-level entry of an image: a symlink is recreated as one (a usr-merged /bin ->
+ * usr/bin must stay a link, or ld.so paths break), a directory or file is bound read-only.
+ */
+static void push_entry(argv_builder *b, const char *src, const char *dest)
+{
+	struct stat st;
+	if (lstat(src, &st) != 0)
+		return;
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(src, target, sizeof target - 1);
+		if (n <= 0)
+			return;
+		target[n] = '\0';
+		push3(b, "--symlink", target, dest);
+	} else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+		push3(b, "--ro-bind", src, dest);
+	}
+}
+
+/*
+ * The built-in `host` image: the host's programs and libraries, and only the pieces of /etc
+ * a dynamically linked program and a shell need (the loader cache, user names, the time
+ * zone). Nothing else of /etc — no resolv.conf, no credentials, no ssh keys.
+ */
+static void push_host_image(argv_builder *b)
+{
+	static const char *const tops[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
+	for (size_t i = 0; i < sizeof tops / sizeof *tops; i++)
+		push_entry(b, tops[i], tops[i]);
+	static const char *const etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+					   "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+					   "/etc/localtime", "/etc/alternatives" };
+	push2(b, "--dir", "/etc");
+	for (size_t i = 0; i < sizeof etc / sizeof *etc; i++)
+		push_entry(b, etc[i], etc[i]);
+}
+
+/* The places this file mounts itself; an image's own entry of that name is not used. */
+static bool reserved(const char *name)
+{
+	static const char *const names[] = { ".", "..", "proc", "dev", "sys", "tmp", "msb" };
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static void push_root_image(argv_builder *b, const char *root)
+{
+	DIR *d = opendir(root);
+	if (!d) {
+		b->failed = true;
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (reserved(e->d_name))
+			continue;
+		char src[PATH_MAX], dest[NAME_MAX + 2];
+		snprintf(src, sizeof src, "%s/%s", root, e->d_name);
+		snprintf(dest, sizeof dest, "/%s", e->d_name);
+		push_entry(b, src, dest);
+	}
+	closedir(d);
+}
+
+msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char *const *command,
+			char ***argv, msb_error *err)
+{
+	argv_builder b = { 0 };
+	push(&b, bwrap);
+	/* Every namespace: mount, pid, ipc, uts, cgroup, network (empty but for lo: closed
+	 * egress) and user (so no host uid holds a capability inside). */
+	push(&b, "--unshare-all");
+	/* No capability at all inside, even in the sandbox's own user namespace. */
+	push2(&b, "--cap-drop", "ALL");
+	/* bwrap and the sandbox's init die with bwrap's parent: the launcher's resident keeper
+	 * (bwrap_launch.c), not the short-lived msb that started it. */
+	push(&b, "--die-with-parent");
+	/* A session of its own: no controlling terminal to push keystrokes into (TIOCSTI). */
+	push(&b, "--new-session");
+	push(&b, "--clearenv");
+	push2(&b, "--hostname", "msb");
+	if (l->image_root)
+		push_root_image(&b, l->image_root);
+	else
+		push_host_image(&b);
+	push2(&b, "--proc", "/proc");
+	push2(&b, "--dev", "/dev");
+	if (l->tmp_size) {
+		char size[32];
+		snprintf(size, sizeof size, "%llu", (unsigned long long)l->tmp_size);
+		push2(&b, "--size", size);
+	}
+	push2(&b, "--tmpfs", "/tmp");
+	if (l->work_fd >= 0)
+		push_fd(&b, "--bind-fd", l->work_fd, l->work_guest);
+	if (l->run_fd >= 0)
+		push_fd(&b, "--bind-fd", l->run_fd, MSB_BWRAP_GUEST_RUN);
+	if (l->agent_fd >= 0)
+		push_fd(&b, "--ro-bind-fd", l->agent_fd, MSB_BWRAP_GUEST_AGENT);
+	if (l->seccomp_fd >= 0) {
+		char num[16];
+		snprintf(num, sizeof num, "%d", l->seccomp_fd);
+		push2(&b, "--seccomp", num);
+	}
+	if (l->work_guest)
+		push2(&b, "--chdir", l->work_guest);
+	/* Last: the root tmpfs (and the directories bwrap made in it) becomes read-only. */
+	push2(&b, "--remount-ro", "/");
+	push(&b, "--");
+	for (size_t i = 0; command && command[i]; i++)
+		push(&b, command[i]);
+	if (b.failed) {
+		msb_bwrap_argv_free(b.items);
+		return msb_error_set(err, MSB_E_NOMEM, "bwrap: cannot build the command line%s%s",
+				     l->image_root ? " for image root " : "",
+				     l->image_root ? l->image_root : "");
+	}
+	*argv = b.items;
+	return MSB_OK;
+}
+
+void msb_bwrap_argv_free(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}

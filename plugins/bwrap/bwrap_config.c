@@ -1,0 +1,180 @@
+/*
+ * bwrap_config.c — reading the `bwrap` backend's own keys. Strings are copied: the plugin
+ * keeps them for as long as the instance lives, whatever becomes of the parsed tree.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bwrap_config.h"
+
+/* A bare engine name is resolved once here: the launcher execs from a forked child, where
+ * searching PATH (and allocating) is not safe. */
+static msb_errc resolve_engine(const char *name, char **out, const msb_node *at, msb_error *err)
+{
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) != 0)
+			return msb_node_error(err, at, MSB_E_CONFIG, "bwrap: engine %s is not executable: %s",
+					      name, strerror(errno));
+		*out = strdup(name);
+		return *out ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
+	}
+	const char *path = getenv("PATH");
+	char *copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!copy)
+		return msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
+	char *save = NULL;
+	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = NULL;
+		if (asprintf(&cand, "%s/%s", dir, name) < 0)
+			break;
+		if (access(cand, X_OK) == 0) {
+			free(copy);
+			*out = cand;
+			return MSB_OK;
+		}
+		free(cand);
+	}
+	free(copy);
+	return msb_error_set(err, MSB_E_BACKEND,
+			     "bwrap: the engine \"%s\" was not found on PATH (install the bubblewrap "
+			     "package, or set config.bwrap to its path)",
+			     name);
+}
+
+static msb_errc read_images(const msb_node *config, msb_bwrap_config *out, msb_error *err)
+{
+	const msb_node *images = msb_node_get(config, "images");
+	if (!images || msb_node_is_null(images))
+		return MSB_OK;
+	if (images->kind != MSB_NODE_MAP)
+		return msb_node_error(err, images, MSB_E_CONFIG,
+				      "expected a map of image names to root directories");
+	out->images = calloc(images->len ? images->len : 1, sizeof *out->images);
+	if (!out->images)
+		return msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
+	for (size_t i = 0; i < images->len; i++) {
+		const msb_node_pair *p = &images->pairs[i];
+		if (strcmp(p->key, "host") == 0)
+			return msb_node_error(err, p->value, MSB_E_CONFIG,
+					      "\"host\" is the built-in image and cannot be redefined");
+		if (p->value->kind != MSB_NODE_SCALAR || p->value->scalar[0] != '/')
+			return msb_node_error(err, p->value, MSB_E_CONFIG,
+					      "expected an absolute path to the image's root directory");
+		struct stat st;
+		if (stat(p->value->scalar, &st) != 0 || !S_ISDIR(st.st_mode))
+			return msb_node_error(err, p->value, MSB_E_CONFIG,
+					      "image root %s is not a directory", p->value->scalar);
+		msb_bwrap_image *img = &out->images[out->n_images++];
+		img->name = strdup(p->key);
+		img->root = strdup(p->value->scalar);
+		if (!img->name || !img->root)
+			return msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
+	}
+	return MSB_OK;
+}
+
+static msb_errc read_cpus(const msb_node *config, double *cpus, msb_error *err)
+{
+	const msb_node *n = msb_node_get(config, "cpus");
+	if (!n)
+		return MSB_OK;
+	char *end = NULL;
+	double v = n->kind == MSB_NODE_SCALAR ? strtod(n->scalar, &end) : -1;
+	if (!end || *end || v < 0 || v > 4096)
+		return msb_node_error(err, n, MSB_E_CONFIG, "expected a number of CPUs (e.g. 0.5, 2), or 0 for none");
+	*cpus = v;
+	return MSB_OK;
+}
+
+static msb_errc read_id(const msb_node *config, const char *key, long *id, msb_error *err)
+{
+	uint64_t v = (uint64_t)*id;
+	msb_errc rc = msb_node_uint(config, key, &v, err);
+	if (rc)
+		return rc;
+	if (v == 0)
+		return msb_node_error(err, msb_node_get(config, key), MSB_E_CONFIG,
+				      "the sandbox must not run as root (0): name an unprivileged id");
+	if (v > 0x7fffffff)
+		return msb_node_error(err, msb_node_get(config, key), MSB_E_CONFIG, "id out of range");
+	*id = (long)v;
+	return MSB_OK;
+}
+
+msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, msb_error *err)
+{
+	memset(out, 0, sizeof *out);
+	out->limits.memory_bytes = 512 * (uint64_t)1024 * 1024;
+	out->limits.pids = 256;
+	out->limits.cpus = 1.0;
+	out->tmp_size = 64 * (uint64_t)1024 * 1024;
+	/* As root, the sandbox drops to nobody: a namespace escape then lands unprivileged. */
+	out->uid = out->gid = geteuid() == 0 ? 65534 : -1;
+	const char *engine = "bwrap", *parent = "msb/bwrap";
+	msb_errc rc = msb_node_string(config, "bwrap", &engine, err);
+	if (!rc)
+		rc = msb_node_size(config, "memory", &out->limits.memory_bytes, err);
+	if (!rc)
+		rc = msb_node_uint(config, "pids", &out->limits.pids, err);
+	if (!rc)
+		rc = read_cpus(config, &out->limits.cpus, err);
+	if (!rc)
+		rc = msb_node_size(config, "tmp_size", &out->tmp_size, err);
+	if (!rc && geteuid() == 0)
+		rc = read_id(config, "user", &out->uid, err);
+	if (!rc && geteuid() == 0)
+		rc = read_id(config, "group", &out->gid, err);
+	if (!rc)
+		rc = msb_node_string(config, "cgroup_parent", &parent, err);
+	if (!rc && (parent[0] == '/' || strstr(parent, "..") || !parent[0]))
+		rc = msb_node_error(err, msb_node_get(config, "cgroup_parent"), MSB_E_CONFIG,
+				    "expected a relative path without \"..\" (e.g. msb/bwrap)");
+	if (!rc && !(out->cgroup_parent = strdup(parent)))
+		rc = msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
+	if (!rc)
+		rc = read_images(config, out, err);
+	if (!rc)
+		rc = resolve_engine(engine, &out->bwrap, msb_node_get(config, "bwrap"), err);
+	if (rc)
+		msb_bwrap_config_free(out);
+	return rc;
+}
+
+msb_errc msb_bwrap_config_image(const msb_bwrap_config *cfg, const char *image, const char **root,
+				msb_error *err)
+{
+	*root = NULL;
+	if (!image || !*image || strcmp(image, "host") == 0)
+		return MSB_OK;
+	for (size_t i = 0; i < cfg->n_images; i++) {
+		if (strcmp(cfg->images[i].name, image) == 0) {
+			*root = cfg->images[i].root;
+			return MSB_OK;
+		}
+	}
+	char names[512] = "host";
+	for (size_t i = 0; i < cfg->n_images; i++) {
+		size_t used = strlen(names);
+		snprintf(names + used, sizeof names - used, ", %s", cfg->images[i].name);
+	}
+	return msb_error_set(err, MSB_E_VALUE,
+			     "bwrap: image \"%s\" is not configured for this backend (config.images "
+			     "names: %s), so there is no root to run it from",
+			     image, names);
+}
+
+void msb_bwrap_config_free(msb_bwrap_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_images; i++) {
+		free(cfg->images[i].name);
+		free(cfg->images[i].root);
+	}
+	free(cfg->images);
+	free(cfg->bwrap);
+	free(cfg->cgroup_parent);
+	memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,203 @@
+/*
+ * bwrap_launch.c — the process tree of one sandbox:
+ *
+ *   msb (short-lived) ─fork─ A ─setsid, fork─ keeper ─fork, drop ids, exec─ bwrap ─ init ─ agent
+ *
+ * A exits at once, so the keeper is nobody's child in msb's session: msb can exit (or be
+ * killed) and the sandbox stays, addressable through the state directory. The keeper joins
+ * the sandbox's cgroup before it forks anything, so everything below it is born inside the
+ * limits, and it does nothing afterwards but wait for bwrap (reaping it, so the pid the
+ * driver recorded never lingers as a zombie).
+ *
+ * How --die-with-parent is applied: bwrap sets PR_SET_PDEATHSIG on itself and on the
+ * sandbox's init, so its "parent" is the keeper, not msb. Killing the keeper (or the keeper
+ * dying for any reason) takes bwrap down, bwrap's death takes the sandbox's init down, and
+ * the kernel then kills every process of the sandbox's pid namespace. Disposal does not
+ * rely on that chain alone: it kills by cgroup (msb/cgroup.h) and checks it is empty.
+ *
+ * Everything between fork and exec is async-signal-safe (the host may be multithreaded):
+ * the argv, the fds and the cgroup paths are all prepared before the first fork.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bwrap_launch.h"
+
+enum { REPORT_FD = MSB_BWRAP_FD_SECCOMP + MSB_BWRAP_FD_COUNT };
+
+/* What the keeper and bwrap's child report through the close-on-exec pipe. */
+enum { STEP_PID = 0, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC };
+
+static const char *step_name(int32_t step)
+{
+	switch (step) {
+	case STEP_CGROUP: return "joining the sandbox's cgroup";
+	case STEP_FDS: return "placing the sandbox's files on their fds";
+	case STEP_FORK: return "forking bwrap";
+	case STEP_IDS: return "dropping to the sandbox's user and group";
+	case STEP_EXEC: return "executing bwrap";
+	default: return "starting";
+	}
+}
+
+static void report(int fd, int32_t step, int32_t value)
+{
+	int32_t msg[2] = { step, value };
+	ssize_t n;
+	do
+		n = write(fd, msg, sizeof msg);
+	while (n < 0 && errno == EINTR);
+}
+
+/* Signal state a host may have changed (ASan, an ignored SIGCHLD or SIGPIPE) is reset:
+ * the keeper must be able to wait, and bwrap must start from the defaults. */
+static void reset_signals(void)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		sigaction(s, &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Put the files on 0..2 and on the numbers bwrap was told, close everything else. */
+static int place_fds(const msb_bwrap_launch *l, int report_fd)
+{
+	int high[MSB_BWRAP_FD_COUNT + 2];
+	/* Move everything out of the way first: a source may already sit on a target number. */
+	for (int i = 0; i < MSB_BWRAP_FD_COUNT; i++)
+		if ((high[i] = fcntl(l->fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+			return -1;
+	if ((high[MSB_BWRAP_FD_COUNT] = fcntl(l->log_fd, F_DUPFD_CLOEXEC, 64)) < 0 ||
+	    (high[MSB_BWRAP_FD_COUNT + 1] = fcntl(report_fd, F_DUPFD_CLOEXEC, 64)) < 0)
+		return -1;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(high[MSB_BWRAP_FD_COUNT], 1) < 0 ||
+	    dup2(high[MSB_BWRAP_FD_COUNT], 2) < 0)
+		return -1;
+	for (int i = 0; i < MSB_BWRAP_FD_COUNT; i++)
+		if (dup2(high[i], MSB_BWRAP_FD_SECCOMP + i) < 0) /* dup2 clears close-on-exec */
+			return -1;
+	if (dup3(high[MSB_BWRAP_FD_COUNT + 1], REPORT_FD, O_CLOEXEC) < 0)
+		return -1;
+	return close_range(REPORT_FD + 1, ~0u, 0);
+}
+
+static int drop_ids(const msb_bwrap_launch *l)
+{
+	if (l->uid < 0)
+		return 0;
+	if (setgroups(0, NULL) != 0 || setresgid((gid_t)l->gid, (gid_t)l->gid, (gid_t)l->gid) != 0 ||
+	    setresuid((uid_t)l->uid, (uid_t)l->uid, (uid_t)l->uid) != 0)
+		return -1;
+	return 0;
+}
+
+static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd)
+{
+	reset_signals();
+	int e = l->cgroup ? msb_cgroup_join_self(l->cgroup) : 0;
+	if (e) {
+		report(report_fd, STEP_CGROUP, e);
+		_exit(1);
+	}
+	if (place_fds(l, report_fd) != 0) {
+		report(report_fd, STEP_FDS, errno);
+		_exit(1);
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		report(REPORT_FD, STEP_FORK, errno);
+		_exit(1);
+	}
+	if (child == 0) {
+		if (drop_ids(l) != 0) {
+			report(REPORT_FD, STEP_IDS, errno);
+			_exit(127);
+		}
+		/* Until bwrap's own --die-with-parent takes over (set after a credential change,
+		 * which clears it). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(127);
+		char *const envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+		execve(l->argv[0], l->argv, envp);
+		report(REPORT_FD, STEP_EXEC, errno);
+		_exit(127);
+	}
+	report(REPORT_FD, STEP_PID, (int32_t)child);
+	close(REPORT_FD);
+	int status = 0;
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+/* Read the keeper's reports until every writer has closed (bwrap's exec closes its copy). */
+static msb_errc read_reports(int fd, pid_t *pid, msb_error *err)
+{
+	*pid = 0;
+	int32_t msg[2];
+	size_t got = 0;
+	for (;;) {
+		ssize_t n = read(fd, (char *)msg + got, sizeof msg - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got < sizeof msg)
+			continue;
+		got = 0;
+		if (msg[0] == STEP_PID) {
+			*pid = (pid_t)msg[1];
+			continue;
+		}
+		return msb_error_set_errno(err, MSB_E_BACKEND, msg[1],
+					   "bwrap: the sandbox could not start: %s failed", step_name(msg[0]));
+	}
+	if (*pid <= 0)
+		return msb_error_set(err, MSB_E_BACKEND,
+				     "bwrap: the sandbox's keeper exited without starting bwrap");
+	return MSB_OK;
+}
+
+msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *l, pid_t *pid, msb_error *err)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) != 0)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create a pipe");
+	pid_t a = fork();
+	if (a < 0) {
+		int saved = errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return msb_error_set_errno(err, MSB_E_OS, saved, "bwrap: cannot fork");
+	}
+	if (a == 0) {
+		close(pipefd[0]);
+		pid_t k = setsid() < 0 ? -1 : fork();
+		if (k == 0)
+			keeper(l, pipefd[1]);
+		if (k < 0)
+			report(pipefd[1], STEP_FORK, errno);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	int status;
+	while (waitpid(a, &status, 0) < 0 && errno == EINTR)
+		;
+	msb_errc rc = read_reports(pipefd[0], pid, err);
+	close(pipefd[0]);
+	return rc;
+}

@@ -1,0 +1,37 @@
+/*
+ * bwrap_launch.h — starting bwrap detached from the msb process that asks for it, so the
+ * sandbox lives on like a named container (see bwrap_launch.c for the process tree).
+ */
+#ifndef MSB_BWRAP_LAUNCH_H
+#define MSB_BWRAP_LAUNCH_H
+
+#include <sys/types.h>
+
+#include <msb/cgroup.h>
+#include <msb/error.h>
+
+/* The fd numbers bwrap is told about (bwrap_argv.c); the launcher puts the files there. */
+enum {
+	MSB_BWRAP_FD_SECCOMP = 3,
+	MSB_BWRAP_FD_WORK = 4,
+	MSB_BWRAP_FD_RUN = 5,
+	MSB_BWRAP_FD_AGENT = 6,
+	MSB_BWRAP_FD_COUNT = 4, /* how many, from MSB_BWRAP_FD_SECCOMP on */
+};
+
+typedef struct msb_bwrap_launch {
+	char *const *argv;                /* bwrap's, referring to the fds above by number */
+	int fds[MSB_BWRAP_FD_COUNT];      /* seccomp, work, run, agent: placed at 3, 4, 5, 6 */
+	int log_fd;                       /* bwrap's stdout and stderr */
+	const msb_cgroup *cgroup;         /* joined before bwrap starts; may be NULL */
+	long uid, gid;                    /* dropped to before bwrap execs; -1: keep */
+} msb_bwrap_launch;
+
+/*
+ * Start bwrap under a detached keeper and return bwrap's pid (the process whose death
+ * means the sandbox is gone). Refuses, naming the step, when the keeper could not join the
+ * cgroup, drop its ids or exec bwrap.
+ */
+msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *launch, pid_t *pid, msb_error *err);
+
+#endif

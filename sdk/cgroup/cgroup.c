@@ -1,0 +1,336 @@
+/*
+ * cgroup.c — creating a sandbox's cgroup (one directory per hierarchy a limit needs, plus a
+ * kill handle), writing its limits, saving and loading its directory list, and joining it.
+ * Tearing it down is cgroup_destroy.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup_internal.h"
+
+msb_errc msb_cgroup_write(const char *dir, const char *file, const char *text, msb_error *err)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "cgroups: cannot open %s", path);
+	size_t len = strlen(text);
+	ssize_t n = write(fd, text, len);
+	int saved = errno;
+	close(fd);
+	if (n != (ssize_t)len)
+		return msb_error_set_errno(err, MSB_E_OS, n < 0 ? saved : EIO,
+					   "cgroups: cannot write \"%s\" to %s", text, path);
+	return MSB_OK;
+}
+
+/* mkdir -p of `path` below an existing `root`; an existing directory is fine. */
+static msb_errc make_dirs(const char *root, const char *rel, msb_error *err)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s/%s", root, rel) >= (int)sizeof path)
+		return msb_error_set(err, MSB_E_VALUE, "cgroups: path %s/%s is too long", root, rel);
+	for (char *p = path + strlen(root) + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return msb_error_set_errno(err, MSB_E_OS, errno, "cgroups: cannot create %s", path);
+		*p = c;
+		if (!c)
+			return MSB_OK;
+	}
+}
+
+/*
+ * A v2 controller works in a child only when every ancestor lists it in
+ * cgroup.subtree_control ("no internal processes": those ancestors hold no process of ours).
+ */
+static msb_errc enable_v2(const msb_cgroup_mount *m, const char *parent, const char *controller,
+			  msb_error *err)
+{
+	char word[64];
+	snprintf(word, sizeof word, "+%s", controller);
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", m->path);
+	const char *rest = parent;
+	for (;;) {
+		msb_errc rc = msb_cgroup_write(dir, "cgroup.subtree_control", word, err);
+		if (rc)
+			return rc;
+		if (!*rest)
+			return MSB_OK;
+		const char *slash = strchr(rest, '/');
+		size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
+		size_t used = strlen(dir);
+		if (used + n + 2 > sizeof dir)
+			return msb_error_set(err, MSB_E_VALUE, "cgroups: parent %s is too long", parent);
+		dir[used] = '/';
+		memcpy(dir + used + 1, rest, n);
+		dir[used + 1 + n] = '\0';
+		rest += n + (slash ? 1 : 0);
+	}
+}
+
+/* The directory for `m` in cg, added when first needed. */
+static msb_cgroup_member_dir *dir_for(msb_cgroup *cg, const msb_cgroup_mount *m, const char *parent,
+			       const char *name, msb_error *err)
+{
+	char path[PATH_MAX - 16]; /* room for "/cgroup.procs" after it */
+	if (snprintf(path, sizeof path, "%s/%s/%s", m->path, parent, name) >= (int)sizeof path) {
+		msb_error_set(err, MSB_E_VALUE, "cgroups: %s/%s/%s is too long", m->path, parent, name);
+		return NULL;
+	}
+	for (size_t i = 0; i < cg->len; i++)
+		if (strcmp(cg->dirs[i].path, path) == 0)
+			return &cg->dirs[i];
+	if (cg->len == MSB_CGROUP_MAX_DIRS) {
+		msb_error_set(err, MSB_E_VALUE, "cgroups: more than %d hierarchies", MSB_CGROUP_MAX_DIRS);
+		return NULL;
+	}
+	if (make_dirs(m->path, parent, err))
+		return NULL;
+	if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+		msb_error_set_errno(err, MSB_E_OS, errno, "cgroups: cannot create %s", path);
+		return NULL;
+	}
+	msb_cgroup_member_dir *d = &cg->dirs[cg->len++];
+	memcpy(d->path, path, sizeof path);
+	memcpy(d->procs, path, sizeof path);
+	strcat(d->procs, "/cgroup.procs");
+	d->v2 = m->v2;
+	return d;
+}
+
+/* Refuse a limit nothing mounted can enforce, naming the limit and the controller. */
+static const msb_cgroup_mount *need(const msb_cgroup_mounts *mounts, const char *controller,
+				    const char *what, msb_error *err)
+{
+	const msb_cgroup_mount *m = msb_cgroup_mounts_find(mounts, controller);
+	if (!m)
+		msb_error_set(err, MSB_E_BACKEND,
+			      "cgroups: a %s limit is configured but no mounted hierarchy (v1 or v2) carries "
+			      "the %s controller, so it could not be enforced; refusing rather than "
+			      "running without it",
+			      what, controller);
+	return m;
+}
+
+static msb_errc set_memory(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
+			   const char *name, uint64_t bytes, msb_error *err)
+{
+	const msb_cgroup_mount *m = need(mounts, "memory", "memory", err);
+	if (!m || (m->v2 && enable_v2(m, parent, "memory", err)))
+		return err ? err->code : MSB_E_BACKEND;
+	msb_cgroup_member_dir *d = dir_for(cg, m, parent, name, err);
+	if (!d)
+		return err ? err->code : MSB_E_OS;
+	char text[32];
+	snprintf(text, sizeof text, "%" PRIu64, bytes);
+	msb_errc rc = msb_cgroup_write(d->path, m->v2 ? "memory.max" : "memory.limit_in_bytes", text, err);
+	if (rc)
+		return rc;
+	/*
+	 * Swap would let a hog exceed the ceiling by paging out; hold memory+swap to the same
+	 * figure. Absent when the kernel has no swap accounting, which leaves nothing to hold.
+	 */
+	char probe[PATH_MAX + 32];
+	const char *swap = m->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+	snprintf(probe, sizeof probe, "%s/%s", d->path, swap);
+	if (access(probe, F_OK) == 0)
+		rc = msb_cgroup_write(d->path, swap, m->v2 ? "0" : text, err);
+	return rc;
+}
+
+static msb_errc set_pids(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
+			 const char *name, uint64_t pids, msb_error *err)
+{
+	const msb_cgroup_mount *m = need(mounts, "pids", "process-count", err);
+	if (!m || (m->v2 && enable_v2(m, parent, "pids", err)))
+		return err ? err->code : MSB_E_BACKEND;
+	msb_cgroup_member_dir *d = dir_for(cg, m, parent, name, err);
+	if (!d)
+		return err ? err->code : MSB_E_OS;
+	char text[32];
+	snprintf(text, sizeof text, "%" PRIu64, pids);
+	return msb_cgroup_write(d->path, "pids.max", text, err);
+}
+
+static msb_errc set_cpu(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
+			const char *name, double cpus, msb_error *err)
+{
+	const msb_cgroup_mount *m = need(mounts, "cpu", "CPU", err);
+	if (!m || (m->v2 && enable_v2(m, parent, "cpu", err)))
+		return err ? err->code : MSB_E_BACKEND;
+	msb_cgroup_member_dir *d = dir_for(cg, m, parent, name, err);
+	if (!d)
+		return err ? err->code : MSB_E_OS;
+	const long period = 100000; /* 100 ms, the kernel's default CFS period */
+	long quota = (long)(cpus * (double)period);
+	if (quota < 1000)
+		quota = 1000; /* the kernel's floor */
+	char text[64];
+	if (m->v2) {
+		snprintf(text, sizeof text, "%ld %ld", quota, period);
+		return msb_cgroup_write(d->path, "cpu.max", text, err);
+	}
+	snprintf(text, sizeof text, "%ld", period);
+	msb_errc rc = msb_cgroup_write(d->path, "cpu.cfs_period_us", text, err);
+	if (rc)
+		return rc;
+	snprintf(text, sizeof text, "%ld", quota);
+	return msb_cgroup_write(d->path, "cpu.cfs_quota_us", text, err);
+}
+
+/*
+ * The kill handle: a v2 directory when the v2 mount is writable (cgroup.kill, kernel 5.14+,
+ * ends every member in one write, forks in flight included); otherwise the v1 freezer, so
+ * the members can be stopped before they are signalled and cannot fork past the kill.
+ */
+static msb_errc add_kill_handle(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
+				const char *name, msb_error *err)
+{
+	const msb_cgroup_mount *v2 = msb_cgroup_mounts_v2(mounts);
+	if (v2 && access(v2->path, W_OK) == 0)
+		return dir_for(cg, v2, parent, name, err) ? MSB_OK : err ? err->code : MSB_E_OS;
+	const msb_cgroup_mount *fz = msb_cgroup_mounts_find(mounts, "freezer");
+	if (fz && !fz->v2) {
+		msb_cgroup_member_dir *d = dir_for(cg, fz, parent, name, err);
+		if (!d)
+			return err ? err->code : MSB_E_OS;
+		d->freezer = true;
+	}
+	return MSB_OK;
+}
+
+msb_errc msb_cgroup_create(const char *parent, const char *name, const msb_cgroup_limits *limits,
+			   msb_cgroup **out, msb_error *err)
+{
+	*out = NULL;
+	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return msb_error_set(err, MSB_E_VALUE, "cgroups: name \"%s\" is not one path component",
+				     name ? name : "");
+	if (!parent || parent[0] == '/' || strstr(parent, ".."))
+		return msb_error_set(err, MSB_E_VALUE,
+				     "cgroups: parent \"%s\" must be a relative path without \"..\"",
+				     parent ? parent : "");
+	msb_cgroup_mounts *mounts = calloc(1, sizeof *mounts);
+	msb_cgroup *cg = calloc(1, sizeof *cg);
+	msb_errc rc = (!mounts || !cg) ? msb_error_set(err, MSB_E_NOMEM, "cgroups: out of memory")
+				       : msb_cgroup_mounts_read(mounts, err);
+	if (!rc && limits->memory_bytes)
+		rc = set_memory(cg, mounts, parent, name, limits->memory_bytes, err);
+	if (!rc && limits->pids)
+		rc = set_pids(cg, mounts, parent, name, limits->pids, err);
+	if (!rc && limits->cpus > 0)
+		rc = set_cpu(cg, mounts, parent, name, limits->cpus, err);
+	if (!rc)
+		rc = add_kill_handle(cg, mounts, parent, name, err);
+	free(mounts);
+	if (rc) {
+		if (cg)
+			msb_cgroup_destroy(cg, 1.0, NULL);
+		msb_cgroup_free(cg);
+		return rc;
+	}
+	*out = cg;
+	return MSB_OK;
+}
+
+msb_errc msb_cgroup_save(const msb_cgroup *cg, const char *file, msb_error *err)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", file) >= (int)sizeof tmp)
+		return msb_error_set(err, MSB_E_VALUE, "cgroups: path %s is too long", file);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "cgroups: cannot write %s", tmp);
+	for (size_t i = 0; i < cg->len; i++)
+		fprintf(f, "%s %s\n", cg->dirs[i].v2 ? "v2" : cg->dirs[i].freezer ? "freezer" : "v1",
+			cg->dirs[i].path);
+	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp, file) != 0) {
+		int saved = errno;
+		unlink(tmp);
+		return msb_error_set_errno(err, MSB_E_OS, saved, "cgroups: cannot save %s", file);
+	}
+	return MSB_OK;
+}
+
+msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err)
+{
+	*out = NULL;
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return msb_error_set_errno(err, errno == ENOENT ? MSB_E_NOT_FOUND : MSB_E_OS, errno,
+					   "cgroups: cannot read %s", file);
+	msb_cgroup *cg = calloc(1, sizeof *cg);
+	if (!cg) {
+		fclose(f);
+		return msb_error_set(err, MSB_E_NOMEM, "cgroups: out of memory");
+	}
+	char kind[16], path[PATH_MAX - 16];
+	msb_errc rc = MSB_OK;
+	while (fscanf(f, "%15s %4079s", kind, path) == 2) {
+		/* Only cgroup directories are ever removed from here: a tampered file stops. */
+		if (cg->len == MSB_CGROUP_MAX_DIRS || strncmp(path, "/sys/fs/cgroup/", 15) != 0 ||
+		    strstr(path, "/../")) {
+			rc = msb_error_set(err, MSB_E_VALUE, "cgroups: %s names \"%s\", not a cgroup directory",
+					   file, path);
+			break;
+		}
+		msb_cgroup_member_dir *d = &cg->dirs[cg->len++];
+		memcpy(d->path, path, sizeof path);
+		memcpy(d->procs, path, sizeof path);
+		strcat(d->procs, "/cgroup.procs");
+		d->v2 = strcmp(kind, "v2") == 0;
+		d->freezer = strcmp(kind, "freezer") == 0;
+	}
+	fclose(f);
+	if (rc) {
+		free(cg);
+		return rc;
+	}
+	*out = cg;
+	return MSB_OK;
+}
+
+int msb_cgroup_join_self(const msb_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->len; i++) {
+		int fd = open(cg->dirs[i].procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return errno;
+		/* "0" is the writer itself, in v1 and v2 alike: no pid to format after a fork. */
+		ssize_t n = write(fd, "0", 1);
+		int saved = errno;
+		close(fd);
+		if (n != 1)
+			return n < 0 ? saved : EIO;
+	}
+	return 0;
+}
+
+size_t msb_cgroup_count(const msb_cgroup *cg)
+{
+	return cg ? cg->len : 0;
+}
+
+const char *msb_cgroup_dir(const msb_cgroup *cg, size_t i)
+{
+	return cg && i < cg->len ? cg->dirs[i].path : NULL;
+}
+
+void msb_cgroup_free(msb_cgroup *cg)
+{
+	free(cg);
+}

@@ -1,0 +1,141 @@
+/*
+ * cgroup_destroy.c — ending a sandbox's cgroup: kill every member, wait until the kernel
+ * reports it empty, remove every directory. Killing by cgroup rather than by process tree is
+ * the point: a daemon that double-forked, called setsid or left its process group is still a
+ * member, because only a write to cgroup.procs moves a task and nothing inside the sandbox
+ * can reach one.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup_internal.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * SIGKILL every pid in `d`'s cgroup.procs; return how many were listed (0: empty or gone).
+ * Our own pid is never signalled, in case a caller joined a cgroup it is now destroying.
+ */
+static size_t kill_members(const msb_cgroup_member_dir *d)
+{
+	FILE *f = fopen(d->procs, "re");
+	if (!f)
+		return 0;
+	size_t n = 0;
+	long pid;
+	pid_t self = getpid();
+	while (fscanf(f, "%ld", &pid) == 1) {
+		if (pid > 1 && pid != (long)self) {
+			kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+static bool freezer_is(const msb_cgroup_member_dir *d, const char *state)
+{
+	char file[PATH_MAX + 32], text[32] = "";
+	snprintf(file, sizeof file, "%s/freezer.state", d->path);
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return false;
+	bool got = fscanf(f, "%31s", text) == 1;
+	fclose(f);
+	return got && strcmp(text, state) == 0;
+}
+
+/*
+ * v2: one write to cgroup.kill. v1: freeze first (so nothing forks between reading the list
+ * and signalling it), signal every member, thaw (a frozen task acts on SIGKILL only once
+ * thawed). Without either, signal in rounds until a round finds nobody.
+ */
+static void kill_all(msb_cgroup *cg, double deadline)
+{
+	for (size_t i = 0; i < cg->len; i++) {
+		msb_cgroup_member_dir *d = &cg->dirs[i];
+		if (d->v2 && msb_cgroup_write(d->path, "cgroup.kill", "1", NULL) == MSB_OK)
+			return;
+	}
+	for (size_t i = 0; i < cg->len; i++) {
+		msb_cgroup_member_dir *d = &cg->dirs[i];
+		if (!d->freezer || msb_cgroup_write(d->path, "freezer.state", "FROZEN", NULL))
+			continue;
+		while (!freezer_is(d, "FROZEN") && now() < deadline)
+			nap();
+		kill_members(d);
+		msb_cgroup_write(d->path, "freezer.state", "THAWED", NULL);
+		return;
+	}
+	for (size_t i = 0; i < cg->len; i++)
+		while (kill_members(&cg->dirs[i]) && now() < deadline)
+			nap();
+}
+
+static bool populated(const msb_cgroup_member_dir *d)
+{
+	FILE *f = fopen(d->procs, "re");
+	if (!f)
+		return false;
+	long pid;
+	bool any = fscanf(f, "%ld", &pid) == 1;
+	fclose(f);
+	return any;
+}
+
+bool msb_cgroup_populated(const msb_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->len; i++)
+		if (populated(&cg->dirs[i]))
+			return true;
+	return false;
+}
+
+msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
+{
+	double deadline = now() + timeout;
+	kill_all(cg, deadline);
+	/* Exiting takes the kernel a moment; a member killed above may still be listed. */
+	for (size_t i = 0; i < cg->len; i++) {
+		while (populated(&cg->dirs[i]) && now() < deadline) {
+			kill_members(&cg->dirs[i]);
+			nap();
+		}
+	}
+	const char *left = NULL;
+	int left_errno = 0;
+	for (size_t i = 0; i < cg->len; i++) {
+		const char *path = cg->dirs[i].path;
+		while (rmdir(path) != 0 && errno != ENOENT) {
+			if (errno != EBUSY || now() >= deadline) {
+				left = path;
+				left_errno = errno;
+				break;
+			}
+			kill_members(&cg->dirs[i]);
+			nap();
+		}
+	}
+	if (left)
+		return msb_error_set_errno(err, left_errno == EBUSY ? MSB_E_TIMEOUT : MSB_E_OS, left_errno,
+					   "cgroups: %s could not be removed within %.1f s%s", left, timeout,
+					   left_errno == EBUSY ? " (a member is still alive)" : "");
+	return MSB_OK;
+}

@@ -1,0 +1,55 @@
+/*
+ * cgroup_internal.h — what the cgroup helpers share between their files: the mounted
+ * hierarchies as /proc/self/mountinfo shows them, and the handle's layout.
+ */
+#ifndef MSB_CGROUP_INTERNAL_H
+#define MSB_CGROUP_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include <msb/cgroup.h>
+
+#define MSB_CGROUP_MAX_MOUNTS 24
+#define MSB_CGROUP_MAX_DIRS 8
+
+/* One mounted hierarchy: a v1 one names its controllers in its super options. */
+typedef struct msb_cgroup_mount {
+	char path[PATH_MAX];
+	bool v2;
+	char controllers[256]; /* v1: ",cpu,cpuacct,"; v2: ",memory,pids," from cgroup.controllers */
+} msb_cgroup_mount;
+
+typedef struct msb_cgroup_mounts {
+	msb_cgroup_mount items[MSB_CGROUP_MAX_MOUNTS];
+	size_t len;
+} msb_cgroup_mounts;
+
+/* Read /proc/self/mountinfo (and each v2 mount's cgroup.controllers). */
+msb_errc msb_cgroup_mounts_read(msb_cgroup_mounts *out, msb_error *err);
+/*
+ * The mount carrying `controller`: a v1 hierarchy first (on a hybrid machine the controller
+ * can only be there, because a controller bound to v1 is absent from v2), else v2. NULL
+ * when none does.
+ */
+const msb_cgroup_mount *msb_cgroup_mounts_find(const msb_cgroup_mounts *m, const char *controller);
+/* The v2 mount, or NULL. */
+const msb_cgroup_mount *msb_cgroup_mounts_v2(const msb_cgroup_mounts *m);
+
+/* One directory of a sandbox's cgroup, with what it is used for. */
+typedef struct msb_cgroup_member_dir {
+	char path[PATH_MAX];
+	char procs[PATH_MAX]; /* path + "/cgroup.procs", built before any fork */
+	bool v2;
+	bool freezer; /* a v1 freezer directory: what stops a fork race during the kill */
+} msb_cgroup_member_dir;
+
+struct msb_cgroup {
+	msb_cgroup_member_dir dirs[MSB_CGROUP_MAX_DIRS];
+	size_t len;
+};
+
+/* Write `text` to `dir`/`file`; refuses naming the file. */
+msb_errc msb_cgroup_write(const char *dir, const char *file, const char *text, msb_error *err);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * msb/cgroup.h — per-sandbox resource limits through cgroups, v1 and v2 alike, for backends
+ * whose sandbox is a tree of host processes (bwrap, process, a gVisor sandbox's host side).
+ *
+ * A machine may mount any mix: all-v1, pure v2, or hybrid (v1 controllers plus a v2 mount
+ * that holds none of them). Nothing here assumes which: each controller a limit needs is
+ * found by reading /proc/self/mountinfo, preferring a v1 hierarchy that carries it, else the
+ * v2 mount when its cgroup.controllers lists it. A limit that no mounted controller can
+ * enforce is refused, never dropped: a sandbox that asked for 256 MiB and silently got the
+ * whole machine is exactly the quiet downgrade msb exists to prevent.
+ *
+ * A sandbox's cgroup is one directory per hierarchy used, all named `<parent>/<name>`. Its
+ * directory list is saved to a file so that another process (a later `msb dispose`) can
+ * destroy it: the creator's own cgroup is not a stable place to derive paths from, since two
+ * invocations of msb may sit in different cgroups.
+ */
+#ifndef MSB_CGROUP_H
+#define MSB_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msb/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Zero in a field means "no limit of that kind" (and no controller is needed for it). */
+typedef struct msb_cgroup_limits {
+	uint64_t memory_bytes; /* RAM; swap is held to the same ceiling where the kernel can */
+	uint64_t pids;         /* tasks, threads included: what stops a fork bomb */
+	double cpus;           /* CPU bandwidth in CPUs: 0.5 is half of one, 2 is two */
+} msb_cgroup_limits;
+
+typedef struct msb_cgroup msb_cgroup;
+
+/*
+ * Create `<parent>/<name>` (parent relative to each hierarchy's root, e.g. "msb/bwrap") in
+ * every hierarchy `limits` needs, plus a kill handle (a v2 directory, whose cgroup.kill ends
+ * every member at once, or else the v1 freezer), and write the limits. `name` is one path
+ * component. An existing directory of that name is reused (a half-finished earlier create).
+ */
+msb_errc msb_cgroup_create(const char *parent, const char *name, const msb_cgroup_limits *limits,
+			   msb_cgroup **out, msb_error *err);
+/* Save the directory list to `file` (atomically), and read one back. */
+msb_errc msb_cgroup_save(const msb_cgroup *cg, const char *file, msb_error *err);
+msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err);
+
+/*
+ * Move the calling process into every directory of `cg`. Async-signal-safe (open, write,
+ * close only), so a child forked from a multithreaded host may call it before it execs
+ * anything untrusted: everything it starts is then born inside the limits. Returns 0, or
+ * the errno of the first write that failed.
+ */
+int msb_cgroup_join_self(const msb_cgroup *cg);
+
+/* Whether any process is still a member (read from the first directory's cgroup.procs). */
+bool msb_cgroup_populated(const msb_cgroup *cg);
+
+/*
+ * Kill every member and remove every directory, waiting up to `timeout` seconds for the
+ * kernel to let go. A member cannot escape the kill by forking or leaving its process group:
+ * the kill is by cgroup, not by pid tree. Directories already gone are success. Fails
+ * (MSB_E_TIMEOUT, or MSB_E_OS) naming what is left when anything is.
+ */
+msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err);
+
+/* The directories, for messages and tests. */
+size_t msb_cgroup_count(const msb_cgroup *cg);
+const char *msb_cgroup_dir(const msb_cgroup *cg, size_t i);
+
+void msb_cgroup_free(msb_cgroup *cg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
