@@ -1,0 +1,161 @@
+/*
+ * agent_fixture.h — starting a real msb-agent for a test, and making sure it is gone after.
+ *
+ * The agent under test is the in-tree static binary; it runs as a child of the test, on a
+ * socketpair (--fd) or a unix socket (--listen) in a temporary directory, so no test
+ * depends on anything installed.
+ */
+#ifndef MSB_AGENT_FIXTURE_H
+#define MSB_AGENT_FIXTURE_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msb_test.h"
+
+#define AGENT_BINARY MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+
+typedef struct agent_fixture {
+	char dir[64];      /* temporary directory: work/ and the socket live here */
+	char work[96];
+	char sock[96];
+	pid_t pid;
+	int fd;            /* --fd mode: the host's end */
+} agent_fixture;
+
+static inline void fixture_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Whether `pid` is gone: no such process, or a zombie nobody has reaped yet. */
+static inline int fixture_pid_gone(pid_t pid)
+{
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Wait up to `ms` for pid to be gone. */
+static inline int fixture_wait_gone(pid_t pid, int ms)
+{
+	for (int i = 0; i < ms / 5; i++) {
+		if (fixture_pid_gone(pid))
+			return 1;
+		fixture_sleep_ms(5);
+	}
+	return fixture_pid_gone(pid);
+}
+
+static inline void fixture_mkdirs(agent_fixture *f)
+{
+	snprintf(f->dir, sizeof f->dir, "/tmp/msb-agent-test-XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	snprintf(f->work, sizeof f->work, "%s/work", f->dir);
+	snprintf(f->sock, sizeof f->sock, "%s/agent.sock", f->dir);
+}
+
+/*
+ * Start the agent. `mode` is "--fd" or "--listen"; `extra` more flags (NULL-terminated).
+ * In --listen mode this returns once the agent signalled readiness on --ready-fd.
+ */
+static inline void fixture_start(agent_fixture *f, const char *mode, const char *const *extra)
+{
+	memset(f, 0, sizeof *f);
+	f->fd = -1;
+	fixture_mkdirs(f);
+	int sv[2] = { -1, -1 }, ready[2];
+	if (!strcmp(mode, "--fd") && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		exit(1);
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		exit(1);
+	f->pid = fork();
+	if (f->pid == 0) {
+		const char *argv[64];
+		int n = 0;
+		argv[n++] = AGENT_BINARY;
+		argv[n++] = mode;
+		/* Park both fds high first, so that neither dup2 below clobbers the other. */
+		dup2(ready[1], 50);
+		if (sv[1] >= 0)
+			dup2(sv[1], 51);
+		if (sv[1] >= 0) {
+			dup2(51, 3);
+			argv[n++] = "3";
+		} else {
+			argv[n++] = f->sock;
+		}
+		dup2(50, 4);
+		argv[n++] = "--ready-fd";
+		argv[n++] = "4";
+		argv[n++] = "--work-dir";
+		argv[n++] = f->work;
+		for (const char *const *e = extra; e && *e && n < 62; e++)
+			argv[n++] = *e;
+		argv[n] = NULL;
+		execv(AGENT_BINARY, (char *const *)argv);
+		perror("exec msb-agent");
+		_exit(127);
+	}
+	close(ready[1]);
+	char b;
+	if (read(ready[0], &b, 1) != 1) {
+		fprintf(stderr, "msb-agent did not become ready\n");
+		exit(1);
+	}
+	close(ready[0]);
+	if (sv[1] >= 0) {
+		close(sv[1]);
+		f->fd = sv[0];
+	}
+}
+
+/* Stop the agent (SIGTERM makes it kill what it started), reap it, remove the directory. */
+static inline void fixture_stop(agent_fixture *f)
+{
+	if (f->pid > 0) {
+		kill(f->pid, SIGTERM);
+		for (int i = 0; i < 400; i++) {
+			if (waitpid(f->pid, NULL, WNOHANG) == f->pid) {
+				f->pid = 0;
+				break;
+			}
+			fixture_sleep_ms(5);
+		}
+		if (f->pid > 0) {
+			kill(f->pid, SIGKILL);
+			waitpid(f->pid, NULL, 0);
+			f->pid = 0;
+		}
+	}
+	if (f->dir[0]) {
+		char cmd[160];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", f->dir);
+		f->dir[0] = '\0';
+	}
+}
+
+#endif
