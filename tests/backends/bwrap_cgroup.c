@@ -1,0 +1,201 @@
+/*
+ * bwrap_cgroup.c — the cgroup helpers the bwrap backend limits and kills with (msb/cgroup.h),
+ * against this machine's real hierarchies: limits written where the detected controller
+ * lives, a fork beyond pids.max refused, a daemon that left its session killed by destroy,
+ * every directory removed, and the refusals. Skips (77) where msb cannot create cgroups
+ * (not root, or nothing mounted).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <msb/cgroup.h>
+
+#include "msb_test.h"
+
+static char name[64];
+
+static bool file_holds(const char *dir, const char *file, const char *want)
+{
+	char path[4200], got[128] = "";
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool ok = fgets(got, sizeof got, f) != NULL;
+	fclose(f);
+	got[strcspn(got, "\n")] = '\0';
+	return ok && strcmp(got, want) == 0;
+}
+
+/* The directory of `cg` whose path contains `needle` (a hierarchy's mount name), or NULL. */
+static const char *dir_with(const msb_cgroup *cg, const char *file)
+{
+	for (size_t i = 0; i < msb_cgroup_count(cg); i++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/%s", msb_cgroup_dir(cg, i), file);
+		if (access(path, F_OK) == 0)
+			return msb_cgroup_dir(cg, i);
+	}
+	return NULL;
+}
+
+static void limits_are_written_and_dirs_removed(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	const char *mem = dir_with(cg, "memory.limit_in_bytes");
+	if (mem)
+		assert_true(file_holds(mem, "memory.limit_in_bytes", "67108864"));
+	else
+		assert_true(file_holds(dir_with(cg, "memory.max"), "memory.max", "67108864"));
+	assert_true(file_holds(dir_with(cg, "pids.max"), "pids.max", "16"));
+	const char *cpu = dir_with(cg, "cpu.cfs_quota_us");
+	if (cpu)
+		assert_true(file_holds(cpu, "cpu.cfs_quota_us", "50000"));
+	else
+		assert_true(file_holds(dir_with(cg, "cpu.max"), "cpu.max", "50000 100000"));
+	size_t n = msb_cgroup_count(cg);
+	char dirs[8][4096];
+	for (size_t i = 0; i < n; i++)
+		snprintf(dirs[i], sizeof dirs[i], "%s", msb_cgroup_dir(cg, i));
+	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
+	msb_cgroup_free(cg);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(access(dirs[i], F_OK), -1);
+}
+
+/* A child joins, then forks a daemon that leaves its session and double-forks. */
+static void fork_bomb_is_held_and_daemon_is_killed(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 0, 8, 0 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	int pipefd[2];
+	assert_int_equal(pipe(pipefd), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		if (msb_cgroup_join_self(cg) != 0)
+			_exit(2);
+		int made = 0;
+		for (int i = 0; i < 50; i++) {
+			pid_t p = fork();
+			if (p == 0) {
+				setsid();
+				if (fork() == 0)
+					for (;;)
+						pause();
+				_exit(0);
+			}
+			if (p < 0)
+				break;
+			made++;
+		}
+		ssize_t w = write(pipefd[1], &made, sizeof made);
+		(void)w;
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	int made = -1;
+	assert_int_equal(read(pipefd[0], &made, sizeof made), (ssize_t)sizeof made);
+	close(pipefd[0]);
+	/* 8 tasks at most: the child and what it managed before fork failed with EAGAIN. */
+	assert_true(made > 0 && made < 8);
+	assert_true(msb_cgroup_populated(cg));
+	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
+	assert_false(msb_cgroup_populated(cg));
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	msb_cgroup_free(cg);
+}
+
+static void save_and_load_round_trip_and_refuse_tampering(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 0, 4, 0 };
+	msb_cgroup *cg = NULL, *back = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	char file[] = "/tmp/msb-cgroup-test-XXXXXX";
+	int fd = mkstemp(file);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	assert_int_equal(msb_cgroup_save(cg, file, &err), MSB_OK);
+	assert_int_equal(msb_cgroup_load(file, &back, &err), MSB_OK);
+	assert_int_equal(msb_cgroup_count(back), msb_cgroup_count(cg));
+	assert_string_equal(msb_cgroup_dir(back, 0), msb_cgroup_dir(cg, 0));
+	assert_int_equal(msb_cgroup_destroy(back, 5.0, &err), MSB_OK);
+	msb_cgroup_free(back);
+	msb_cgroup_free(cg);
+
+	FILE *f = fopen(file, "w");
+	fputs("v1 /home/someone\n", f);
+	fclose(f);
+	assert_int_equal(msb_cgroup_load(file, &back, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "not a cgroup directory"));
+	assert_null(back);
+	unlink(file);
+	msb_error_clear(&err);
+}
+
+static void bad_names_are_refused(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 0, 4, 0 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_create("msb-test", "a/../b", &lim, &cg, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "not one path component"));
+	assert_int_equal(msb_cgroup_create("/abs", "x", &lim, &cg, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "relative path"));
+	assert_null(cg);
+	msb_error_clear(&err);
+}
+
+int main(void)
+{
+	if (geteuid() != 0 || access("/proc/self/mountinfo", R_OK) != 0) {
+		printf("skip: creating cgroups needs root here\n");
+		return MSB_TEST_SKIP;
+	}
+	snprintf(name, sizeof name, "t-%ld", (long)getpid());
+	/* Orphans of the daemon case come back here to be reaped, not to a pid 1 that may not. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(limits_are_written_and_dirs_removed),
+		cmocka_unit_test(fork_bomb_is_held_and_daemon_is_killed),
+		cmocka_unit_test(save_and_load_round_trip_and_refuse_tampering),
+		cmocka_unit_test(bad_names_are_refused),
+	};
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	/* The parent directory every case used: empty now, so it goes too. */
+	const char *roots[] = { "memory", "pids", "cpu", "freezer", "unified", "" };
+	for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
+		char path[256];
+		snprintf(path, sizeof path, "/sys/fs/cgroup/%s/msb-test", roots[i]);
+		rmdir(path);
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return failed;
+}
