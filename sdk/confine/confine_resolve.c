@@ -79,13 +79,32 @@ bool msb_confine_uses_openat2(void)
 	return has == 1;
 }
 
-/* One component (no '/'), never through a link. */
-static int open_component(int dir_fd, const char *name, int oflags)
+/*
+ * One directory component (no '/'), never through a link. The walk opens the component
+ * itself (O_PATH | O_NOFOLLOW yields the link, not its target) and looks at what it holds,
+ * so "that was a link" is decided on the object opened, not on a second lookup a concurrent
+ * rename could answer differently.
+ */
+static int must_be_dir(int fd)
 {
-	oflags |= O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		int e = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int open_component(int dir_fd, const char *name)
+{
 	if (msb_confine_uses_openat2())
-		return raw_openat2(dir_fd, name, oflags, RESOLVE_CONFINED);
-	return openat(dir_fd, name, oflags);
+		return must_be_dir(
+			raw_openat2(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, RESOLVE_CONFINED));
+	return must_be_dir(openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 }
 
 msb_errc confine_errno_code(int e)
@@ -180,7 +199,7 @@ static msb_errc walk(int root_fd, const char *op, const char *path, size_t count
 		size_t n = (slash ? (size_t)(slash - path) : count) - at;
 		memcpy(name, path + at, n);
 		name[n] = '\0';
-		int next = open_component(fd, name, O_PATH | O_DIRECTORY);
+		int next = open_component(fd, name);
 		if (next < 0 && errno == ENOENT && create) {
 			/* 0777 less the umask, as mkdir(1) would; EEXIST is a racing creator. */
 			if (mkdirat(fd, name, 0777) != 0 && errno != EEXIST) {
@@ -188,7 +207,7 @@ static msb_errc walk(int root_fd, const char *op, const char *path, size_t count
 				close(fd);
 				return confine_fail(root_fd, op, path, e, err);
 			}
-			next = open_component(fd, name, O_PATH | O_DIRECTORY);
+			next = open_component(fd, name);
 		}
 		int e = errno;
 		close(fd);
@@ -212,7 +231,8 @@ msb_errc confine_open_parent(int root_fd, const char *op, const char *path, bool
 	char dir[PATH_MAX];
 	memcpy(dir, path, count);
 	dir[count] = '\0';
-	int fd = raw_openat2(root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_CONFINED);
+	int fd = must_be_dir(
+		raw_openat2(root_fd, dir, O_PATH | O_NOFOLLOW | O_CLOEXEC, RESOLVE_CONFINED));
 	if (fd < 0)
 		return confine_fail(root_fd, op, path, errno, err);
 	*dir_fd = fd;
@@ -286,8 +306,9 @@ msb_errc msb_confine_open_root(const char *directory, int *root_fd, msb_error *e
 		return MSB_OK;
 	}
 	int fd;
-	msb_errc rc = confine_open_leaf(slash, "open working directory", rel, O_PATH | O_DIRECTORY,
-					&fd, err);
+	msb_errc rc = confine_open_leaf(slash, "open working directory", rel, O_PATH, &fd, err);
+	if (rc == MSB_OK && (fd = must_be_dir(fd)) < 0)
+		rc = confine_fail(slash, "open working directory", rel, errno, err);
 	close(slash);
 	if (rc != MSB_OK)
 		return rc;

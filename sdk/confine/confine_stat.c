@@ -161,9 +161,17 @@ msb_errc msb_confine_list_dir(int root_fd, const char *path, msb_entry_list *out
 			return msb_error_set_errno(err, confine_errno_code(errno), errno,
 						   "list_dir '%s'", path);
 	} else {
-		rc = confine_open_leaf(root_fd, "list_dir", path, O_RDONLY | O_DIRECTORY, &fd, err);
+		/* Not O_DIRECTORY: with O_NOFOLLOW a link is then ELOOP, unmistakably, and
+		 * O_NONBLOCK keeps a FIFO from holding the open. */
+		rc = confine_open_leaf(root_fd, "list_dir", path, O_RDONLY | O_NONBLOCK, &fd, err);
 		if (rc != MSB_OK)
 			return rc;
+		struct stat st;
+		if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			close(fd);
+			return msb_error_set(err, MSB_E_NOT_DIR, "list_dir refused '%s': not a directory",
+					     path);
+		}
 	}
 	listed *items = NULL;
 	size_t n = 0;
