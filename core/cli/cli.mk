@@ -1,1 +1,24 @@
-# core/cli: rules for this part.
+# core/cli: the msb command — main.c dispatches to one small file per subcommand (the table
+# is commands.h), each thin over libmsb.
+bin_PROGRAMS += core/cli/msb
+core_cli_msb_SOURCES = \
+	core/cli/cli.h \
+	core/cli/commands.h \
+	core/cli/main.c \
+	core/cli/cli_output.c \
+	core/cli/cli_json.c \
+	core/cli/cli_config.c \
+	core/cli/cli_session.c \
+	core/cli/cli_result.c \
+	core/cli/cmd_check.c \
+	core/cli/cmd_plugins.c \
+	core/cli/cmd_route.c \
+	core/cli/cmd_exec.c \
+	core/cli/cmd_run_code.c \
+	core/cli/cmd_put.c \
+	core/cli/cmd_get.c \
+	core/cli/cmd_ls.c \
+	core/cli/cmd_rm.c \
+	core/cli/cmd_collect.c \
+	core/cli/cmd_dispose.c
+core_cli_msb_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(UNISTRING_LIBS) $(PTHREAD_LIBS)

@@ -1,0 +1,109 @@
+/*
+ * cli.h — what the msb command's subcommand files share: the global options, the exit
+ * codes, the one-line error format, JSON output, loading sandbox.yaml, and the key options.
+ * The command is thin over libmsb (crun's shape): policy lives in the library, never here.
+ */
+#ifndef MSB_CLI_H
+#define MSB_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <msb/config.h>
+#include <msb/msb.h>
+
+#include "commands.h"
+
+/* Exit codes (documented in msb(1)). exec and run-code exit with the guest's own status. */
+enum {
+	MSB_EXIT_OK = 0,
+	MSB_EXIT_FAILED = 1,   /* refused, or failed: the error line says which and why */
+	MSB_EXIT_USAGE = 2,    /* the command line itself is wrong */
+	MSB_EXIT_TIMEOUT = 124, /* exec/run-code: the guest command ran out of time (as timeout(1)) */
+	MSB_EXIT_NOT_RUN = 125, /* exec/run-code: msb failed, so the guest status does not exist */
+};
+
+/* Options every subcommand takes, before or after its name. */
+typedef struct msb_cli_globals {
+	const char *config;  /* -c FILE; NULL: ./sandbox.yaml, then $sysconfdir/msb/sandbox.yaml */
+	bool json;           /* --json */
+	const char *command; /* the subcommand's name, for messages */
+} msb_cli_globals;
+
+extern msb_cli_globals msb_cli;
+
+/*
+ * getopt_long entries for -c/--config, --json and -h/--help; append to a subcommand's own.
+ * Short options string part: "c:h".
+ */
+#define MSB_CLI_OPT_JSON 0x1000
+#define MSB_CLI_COMMON_LONGOPTS                                                 \
+	{ "config", required_argument, NULL, 'c' }, { "json", no_argument, NULL, MSB_CLI_OPT_JSON }, \
+	{ "help", no_argument, NULL, 'h' }
+/*
+ * Handle a common option. Returns 1 when `c` was one (help prints `usage` and exits 0),
+ * 0 when it is the caller's, and -1 for getopt's '?' (usage error already reported).
+ */
+int msb_cli_common_option(int c, const char *usage);
+
+/* "msb: <SeedErrorName>: <sentence>" on stderr (or the JSON object on stdout); returns 1. */
+int msb_cli_fail(const msb_error *err);
+/* As msb_cli_fail, returning `status` (exec's 125). */
+int msb_cli_fail_with(const msb_error *err, int status);
+/* "msb <command>: <sentence>" + a pointer to --help, on stderr; returns 2. */
+int msb_cli_usage_error(const char *fmt, ...) MSB_PRINTF(1, 2);
+/* One line on stderr: "msb: warning: …" (the router's warnings, as text). */
+void msb_cli_warn(void *ctx, const char *message);
+
+/* JSON: a string literal (escaped; invalid UTF-8 bytes as \u00XX), or NULL as null. */
+void msb_json_string(FILE *out, const char *s);
+void msb_json_bytes(FILE *out, const void *data, size_t len);
+
+/*
+ * Load sandbox.yaml: -c, else ./sandbox.yaml, else MSB_SYSCONFDIR/msb/sandbox.yaml. Router
+ * warnings go to msb_cli_warn (text) or are collected into `warnings` (JSON; may be NULL).
+ */
+typedef struct msb_cli_warnings {
+	char **items;
+	size_t len;
+} msb_cli_warnings;
+msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config **out,
+		      msb_error *err);
+void msb_cli_warnings_free(msb_cli_warnings *w);
+
+/* The key options: --scope, --thread, --agent, --call. */
+typedef struct msb_cli_key {
+	const char *scope, *thread, *agent, *call;
+} msb_cli_key;
+#define MSB_CLI_KEY_LONGOPTS                                                           \
+	{ "scope", required_argument, NULL, 'S' }, { "thread", required_argument, NULL, 'T' }, \
+	{ "agent", required_argument, NULL, 'A' }, { "call", required_argument, NULL, 'C' }
+/* Handle a key option; returns 1 when `c` was one. */
+int msb_cli_key_option(msb_cli_key *key, int c, const char *arg);
+/* 0 when --scope and --thread were both given; otherwise the usage error's status. */
+int msb_cli_key_check(const msb_cli_key *key);
+
+/*
+ * Everything a sandbox subcommand does first: load the file, build the router, find the
+ * spec of `kind`, acquire the sandbox for the key (both --scope and --thread required).
+ * On a terminal, an acquire slower than half a second says so on stderr (a microVM boots).
+ */
+typedef struct msb_cli_session {
+	msb_config *cfg;
+	msb_router *router;
+	const msb_spec *spec;
+	msb_sandbox *sandbox;
+	msb_key key;
+} msb_cli_session;
+msb_errc msb_cli_session_open(msb_cli_session *s, const char *kind, const msb_cli_key *key,
+			      msb_error *err);
+void msb_cli_session_close(msb_cli_session *s);
+
+/*
+ * Pass a guest's result on: stdout and stderr byte for byte (or one JSON object), and
+ * return the exit status msb should end with — the guest's own, 124 when it timed out.
+ */
+int msb_cli_result(const msb_exec_result *res, double timeout);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * cmd_get.c — `msb get KIND --scope S --thread T GUEST [LOCAL]`: one file out of the
+ * sandbox (files_out), capped at the spec's files_out.max_bytes_per_file — refused, never
+ * truncated, when larger — to LOCAL or standard output. An existing LOCAL is not replaced
+ * unless --force: guest bytes landing over a host file is a decision, not a default.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage[] =
+	"usage: msb get KIND --scope S --thread T [--agent A] [--call C] [--workdir DIR]\n"
+	"               [--force] [--json] GUEST [LOCAL]\n\n"
+	"Copy GUEST (relative to the spec's work_dir) out of the sandbox of KIND to LOCAL, or to\n"
+	"standard output. A file over the spec's files_out.max_bytes_per_file is refused, never\n"
+	"truncated. LOCAL must not exist unless --force. Exit 0 when copied, 1 otherwise.\n";
+
+static msb_errc land(const char *path, const msb_buf *data, bool force, msb_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
+	if (fd < 0)
+		return msb_error_set_errno(err, errno == EEXIST ? MSB_E_LANDING_EXISTS : MSB_E_OS, errno,
+					   "cannot create '%s'%s", path, errno == EEXIST ? " (use --force to replace it)" : "");
+	size_t off = 0;
+	while (off < data->len) {
+		ssize_t n = write(fd, data->data + off, data->len - off);
+		if (n < 0) {
+			close(fd);
+			return msb_error_set_errno(err, MSB_E_OS, errno, "writing '%s'", path);
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) != 0)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "writing '%s'", path);
+	return MSB_OK;
+}
+
+int msb_cmd_get(int argc, char **argv)
+{
+	enum { OPT_WORKDIR = 0x2000, OPT_FORCE };
+	static const struct option longopts[] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
+						  { "workdir", required_argument, NULL, OPT_WORKDIR },
+						  { "force", no_argument, NULL, OPT_FORCE }, { 0 } };
+	msb_cli_key key = { 0 };
+	const char *workdir = NULL;
+	bool force = false;
+	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
+		if (msb_cli_key_option(&key, c, optarg))
+			continue;
+		if (c == OPT_WORKDIR)
+			workdir = optarg;
+		else if (c == OPT_FORCE)
+			force = true;
+		else if (msb_cli_common_option(c, usage) != 1)
+			return msb_cli_usage_error("unknown option");
+	}
+	if (argc - optind != 2 && argc - optind != 3)
+		return msb_cli_usage_error("takes KIND GUEST [LOCAL]");
+	int status = msb_cli_key_check(&key);
+	if (status)
+		return status;
+	const char *kind = argv[optind], *guest = argv[optind + 1];
+	const char *local = argc - optind == 3 ? argv[optind + 2] : NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_buf data = { 0 };
+	msb_cli_session s;
+	if (msb_cli_session_open(&s, kind, &key, &err) != MSB_OK)
+		return msb_cli_fail(&err);
+	if (msb_sandbox_read_file(s.sandbox, guest, workdir, s.spec->files_out.max_bytes_per_file, &data, &err) != MSB_OK ||
+	    (local && land(local, &data, force, &err) != MSB_OK)) {
+		status = msb_cli_fail(&err);
+	} else if (msb_cli.json) {
+		printf("{\"path\": ");
+		msb_json_string(stdout, guest);
+		printf(", \"bytes\": %zu", data.len);
+		if (local) {
+			printf(", \"local\": ");
+			msb_json_string(stdout, local);
+		} else {
+			printf(", \"content\": ");
+			msb_json_bytes(stdout, data.data ? data.data : (const unsigned char *)"", data.len);
+		}
+		printf("}\n");
+	} else if (!local && data.len) {
+		fwrite(data.data, 1, data.len, stdout);
+	}
+	msb_cli_session_close(&s);
+	msb_buf_free(&data);
+	msb_error_clear(&err);
+	return status;
+}

@@ -1,0 +1,65 @@
+/*
+ * cmd_ls.c — `msb ls KIND --scope S --thread T [GUEST_DIR]`: a directory in the sandbox
+ * (files_list), symlinks shown as symlinks, sizes as the backend reports them (-1: unknown).
+ */
+#include <inttypes.h>
+
+#include "cli.h"
+
+static const char usage[] =
+	"usage: msb ls KIND --scope S --thread T [--agent A] [--call C] [--workdir DIR] [--json]\n"
+	"              [GUEST_DIR]\n\n"
+	"List GUEST_DIR (relative to the spec's work_dir; default: the work_dir itself) in the\n"
+	"sandbox of KIND: kind, size in bytes (-1 unknown) and path, one entry a line.\n"
+	"Exit 0 when listed, 1 when refused or failed.\n";
+
+int msb_cmd_ls(int argc, char **argv)
+{
+	enum { OPT_WORKDIR = 0x2000 };
+	static const struct option longopts[] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
+						  { "workdir", required_argument, NULL, OPT_WORKDIR }, { 0 } };
+	msb_cli_key key = { 0 };
+	const char *workdir = NULL;
+	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
+		if (msb_cli_key_option(&key, c, optarg))
+			continue;
+		if (c == OPT_WORKDIR)
+			workdir = optarg;
+		else if (msb_cli_common_option(c, usage) != 1)
+			return msb_cli_usage_error("unknown option");
+	}
+	if (argc - optind != 1 && argc - optind != 2)
+		return msb_cli_usage_error("takes KIND [GUEST_DIR]");
+	int status = msb_cli_key_check(&key);
+	if (status)
+		return status;
+	const char *dir = argc - optind == 2 ? argv[optind + 1] : ".";
+	msb_error err = MSB_ERROR_INIT;
+	msb_entry_list list = { 0 };
+	msb_cli_session s;
+	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK)
+		return msb_cli_fail(&err);
+	if (msb_sandbox_list_dir(s.sandbox, dir, workdir, &list, &err) != MSB_OK) {
+		status = msb_cli_fail(&err);
+	} else {
+		if (msb_cli.json)
+			printf("{\"entries\": [");
+		for (size_t i = 0; i < list.len; i++) {
+			const msb_entry *e = &list.items[i];
+			const char *kind = msb_word_name(MSB_AXIS_ENTRY_KIND, (int)e->kind);
+			if (msb_cli.json) {
+				printf("%s{\"path\": ", i ? ", " : "");
+				msb_json_string(stdout, e->path);
+				printf(", \"kind\": \"%s\", \"size\": %" PRId64 "}", kind, e->size_bytes);
+			} else {
+				printf("%-9s %10" PRId64 "  %s\n", kind, e->size_bytes, e->path);
+			}
+		}
+		if (msb_cli.json)
+			printf("]}\n");
+	}
+	msb_entry_list_free(&list);
+	msb_cli_session_close(&s);
+	msb_error_clear(&err);
+	return status;
+}

@@ -1,0 +1,28 @@
+/*
+ * commands.h — the msb command's subcommands, in one table. A subcommand is one file,
+ * core/cli/cmd_<name>.c, defining `int msb_cmd_<name>(int argc, char **argv)` (argv[0] is
+ * the subcommand's name; the global options are already consumed, see cli.h), and one line
+ * here. The dispatcher (main.c) and `msb --help` read this table and nothing else.
+ */
+#ifndef MSB_CLI_COMMANDS_H
+#define MSB_CLI_COMMANDS_H
+
+/* X(identifier, "name on the command line", "one-line summary for msb --help") */
+#define MSB_CLI_COMMANDS(X)                                                                        \
+	X(check, "check", "load every plugin, build the router, check every spec")                 \
+	X(plugins, "plugins", "show plugins: configured, or the files named")                      \
+	X(route, "route", "which backend serves a kind, and why earlier ones refused")             \
+	X(exec, "exec", "run a command in a sandbox; its exit status becomes msb's")               \
+	X(run_code, "run-code", "run a program (-e CODE or stdin) in a sandbox")                  \
+	X(put, "put", "copy a local file into a sandbox")                                          \
+	X(get, "get", "copy a file out of a sandbox")                                              \
+	X(ls, "ls", "list a directory in a sandbox")                                               \
+	X(rm, "rm", "remove a path in a sandbox")                                                  \
+	X(collect, "collect", "land a kind's declared outputs in a local directory")              \
+	X(dispose, "dispose", "delete a conversation's (or one key's) sandboxes")
+
+#define MSB_CLI_DECLARE(id, name, summary) int msb_cmd_##id(int argc, char **argv);
+MSB_CLI_COMMANDS(MSB_CLI_DECLARE)
+#undef MSB_CLI_DECLARE
+
+#endif
