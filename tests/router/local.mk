@@ -52,3 +52,7 @@ ROUTER_TESTS += tests/router/test_router_observer
 tests_router_test_router_observer_SOURCES = tests/router/test_router_observer.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_observer_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_observer_LDADD = $(ROUTER_TEST_LDADD)
+ROUTER_TESTS += tests/router/test_router_sandbox
+tests_router_test_router_sandbox_SOURCES = tests/router/test_router_sandbox.c $(ROUTER_TEST_FIXTURE)
+tests_router_test_router_sandbox_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
+tests_router_test_router_sandbox_LDADD = $(ROUTER_TEST_LDADD)
