@@ -56,3 +56,7 @@ ROUTER_TESTS += tests/router/test_router_sandbox
 tests_router_test_router_sandbox_SOURCES = tests/router/test_router_sandbox.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_sandbox_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_sandbox_LDADD = $(ROUTER_TEST_LDADD)
+ROUTER_TESTS += tests/router/test_caller
+tests_router_test_caller_SOURCES = tests/router/test_caller.c
+tests_router_test_caller_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_router_test_caller_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
