@@ -1,1 +1,5 @@
-# tests/cli: rules for this area.
+# tests/cli: the msb command end to end, spawned as a process, against the inprocess fake
+# and the loader's fixture plugins (which therefore build first).
+TESTS += tests/cli/cli.sh
+EXTRA_DIST += tests/cli/cli.sh
+check_SCRIPTS += core/cli/msb

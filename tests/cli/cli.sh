@@ -1,0 +1,253 @@
+#!/bin/sh
+# cli.sh — the msb command end to end, spawned as a process: every subcommand in text and
+# --json, exit codes, and the one-line error format "msb: <SeedErrorName>: <sentence>".
+# Backends: the inprocess fake (plugins/inprocess) and the loader's fixture plugins.
+set -u
+top=${MSB_TOP_BUILDDIR:?run from make check, or set MSB_TOP_BUILDDIR}
+src=${MSB_TOP_SRCDIR:-$top/..}
+msb="$top/core/cli/msb"
+inproc="$top/plugins/inprocess/.libs/inprocess.so"
+fixtures="$top/tests/fixtures/.libs"
+for f in "$msb" "$inproc" "$fixtures/good.so"; do
+	[ -e "$f" ] || { echo "SKIP: $f is not built"; exit 77; }
+done
+
+tmp=$(mktemp -d /tmp/msb-cli.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# run CMD…: stdout → $tmp/out, stderr → $tmp/err, status → $status
+run() { "$@" >"$tmp/out" 2>"$tmp/err"; status=$?; }
+expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1 (stderr: $(cat "$tmp/err"))"; }
+expect_out() { grep -qF -- "$1" "$tmp/out" || fail "$2: stdout lacks '$1': $(cat "$tmp/out")"; }
+expect_err() { grep -qF -- "$1" "$tmp/err" || fail "$2: stderr lacks '$1': $(cat "$tmp/err")"; }
+# The error contract: exactly one line on stderr, "msb: Name: sentence".
+expect_error_line() {
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$2: expected one error line, got: $(cat "$tmp/err")"
+	grep -q "^msb: $1: ." "$tmp/err" || fail "$2: expected 'msb: $1: …', got: $(cat "$tmp/err")"
+}
+expect_json_error() {
+	grep -q "^{\"error\": \"$1\", \"message\": \"" "$tmp/out" || fail "$2: expected JSON error $1, got: $(cat "$tmp/out")"
+}
+
+cfg="$tmp/sandbox.yaml"
+cat >"$cfg" <<YAML
+version: 1
+router:
+  min_isolation: none
+backends:
+  - plugin: $inproc
+    config:
+      capabilities: [exec, run_code, files_in, files_out, files_list, files_delete]
+      egress_modes: [closed]
+      default_stdout: "default out\n"
+      outputs:
+        - {match: "fail-with-three", stdout: "partial", stderr: "boom", exit_code: 3}
+      programs:
+        - {match: "print", stdout: "42"}
+specs:
+  shell:
+    requires: [exec, files_in, files_out, files_list, files_delete]
+  python:
+    requires: [exec, run_code]
+  report:
+    requires: [exec, files_out]
+    declared_outputs:
+      - {path: report.txt, required: true}
+  maybe:
+    requires: [exec, files_out]
+    declared_outputs:
+      - {path: maybe.txt, required: false}
+YAML
+
+# ---- usage and help --------------------------------------------------------------------
+run "$msb"; expect_status 2 "no command"
+run "$msb" frobnicate; expect_status 2 "unknown command"; expect_err "unknown command 'frobnicate'" "unknown command"
+run "$msb" --help; expect_status 0 "--help"; expect_out "check" "--help lists commands"
+run "$msb" --version; expect_status 0 "--version"; expect_out "plugin ABI 27" "--version"
+for c in check plugins route exec run-code put get ls rm collect dispose; do
+	run "$msb" "$c" --help; expect_status 0 "$c --help"; expect_out "usage: msb" "$c --help"
+done
+run "$msb" -c "$cfg" exec shell -- true; expect_status 2 "exec without --scope/--thread"
+expect_err "--scope and --thread are required" "exec without key"
+run "$msb" -c "$cfg" collect report --scope s --thread t; expect_status 2 "collect without --out"
+run "$msb" -c "$cfg" check --bogus; expect_status 2 "unknown option"
+
+# ---- check -----------------------------------------------------------------------------
+run "$msb" -c "$cfg" check; expect_status 0 "check"
+expect_out "spec    shell            ok: inprocess" "check table"
+run "$msb" -c "$cfg" --json check; expect_status 0 "check --json"
+expect_out '"ok": true' "check --json"; expect_out '{"kind": "python", "backend": "inprocess"}' "check --json"
+# -c and --json are taken after the subcommand too
+run "$msb" check -c "$cfg" --json; expect_status 0 "check, options after"; expect_out '"ok": true' "options after"
+
+# A spec no backend can serve: the table says why, the command fails.
+sed 's/requires: \[exec, run_code\]/requires: [exec, snapshot]/' "$cfg" >"$tmp/refuse.yaml"
+run "$msb" -c "$tmp/refuse.yaml" check; expect_status 1 "check with a refusal"
+expect_out "REFUSED: SandboxCapabilityNotSupported" "check refusal row"
+expect_err "1 of 4 spec(s) refused" "check refusal summary"
+run "$msb" -c "$tmp/refuse.yaml" --json check; expect_status 1 "check --json refusal"
+expect_out '"error": "SandboxCapabilityNotSupported"' "check --json refusal"
+
+# The default posture: no router section means a microvm floor; the fake is refused.
+sed '/^router:/,/min_isolation/d' "$cfg" >"$tmp/strict.yaml"
+run "$msb" -c "$tmp/strict.yaml" check; expect_status 1 "default floor"
+expect_error_line SandboxBackendNotPermitted "default floor refuses rung none"
+
+# A configuration mistake: one line, with file:line:column.
+printf 'version: 1\nrouter:\n  selction: per_spec\nbackends:\n  - plugin: %s\n' "$inproc" >"$tmp/typo.yaml"
+run "$msb" -c "$tmp/typo.yaml" check; expect_status 1 "typo"
+expect_error_line SandboxConfigInvalid "typo"
+expect_err "$tmp/typo.yaml:3:3: router.selction: unknown key 'selction' (did you mean 'selection'?)" "typo position"
+run "$msb" -c "$tmp/typo.yaml" --json check; expect_status 1 "typo --json"
+expect_json_error SandboxConfigInvalid "typo --json"
+run "$msb" -c "$tmp/nope.yaml" check; expect_status 1 "missing file"; expect_error_line FileNotFoundError "missing file"
+
+# The default file: ./sandbox.yaml when -c is not given.
+(cd "$tmp" && "$msb" check >"$tmp/out" 2>"$tmp/err"); status=$?
+expect_status 0 "./sandbox.yaml by default"
+expect_out "sandbox.yaml: 1 backend(s)" "./sandbox.yaml by default"
+
+# ---- plugins ---------------------------------------------------------------------------
+run "$msb" plugins "$fixtures/good.so"; expect_status 0 "plugins good"
+expect_out "fixture_good" "plugins good"; expect_out "rung              container" "plugins good rung"
+expect_out "observes_egress   false  (unstated: silence rule)" "plugins marks unstated"
+run "$msb" --json plugins "$fixtures/good.so"; expect_status 0 "plugins --json"
+expect_out '"unstated": ["observes_egress"]' "plugins --json unstated"
+expect_out '"egress_modes": ["allowlist", "closed"]' "plugins --json declarations"
+if [ -e "$fixtures/silent.so" ]; then
+	run "$msb" plugins "$fixtures/silent.so"; expect_status 0 "plugins silent"
+	expect_out "egress_modes      {}  (unstated: silence rule)" "silent: egress reads as {}"
+	expect_out "capabilities      {exec, files_in}  (unstated: silence rule)" "silent: default capabilities"
+fi
+# Every broken fixture: refused with one error line naming the file, exit 1.
+broken=0
+for so in "$fixtures"/*.so; do
+	case "$(basename "$so")" in good.so|silent.so|same_name.so) continue ;; esac
+	broken=$((broken + 1))
+	run "$msb" plugins "$so"; expect_status 1 "plugins $(basename "$so")"
+	grep -q "^msb: [A-Za-z]*: .*$(basename "$so")" "$tmp/err" || fail "plugins $(basename "$so"): refusal does not name the file: $(cat "$tmp/err")"
+	run "$msb" --json plugins "$so"; expect_status 1 "plugins --json $(basename "$so")"
+	expect_out '"error": "' "plugins --json $(basename "$so")"
+done
+[ "$broken" -gt 0 ] || echo "note: no broken fixtures built; run 'make check' to build them"
+# Two plugins declaring one backend name: the second is refused, naming both files.
+if [ -e "$fixtures/same_name.so" ]; then
+	run "$msb" plugins "$fixtures/good.so" "$fixtures/same_name.so"; expect_status 1 "plugins same name"
+	expect_err "same_name.so" "same name: names the second file"; expect_err "good.so" "same name: names the first file"
+fi
+# One good and one broken: the good one is still described, the status says not all loaded.
+run "$msb" plugins "$fixtures/good.so" "$src/tests/fixtures/not_a_plugin.so.txt"; expect_status 1 "plugins mixed"
+expect_out "fixture_good" "plugins mixed"; expect_error_line ImportError "plugins not a plugin"
+# Without paths: the configured plugins.
+run "$msb" -c "$cfg" plugins; expect_status 0 "plugins from config"; expect_out "inprocess" "plugins from config"
+run "$msb" -c "$cfg" --json plugins; expect_status 0 "plugins from config --json"; expect_out '"name": "inprocess"' "plugins --json config"
+
+# ---- route -----------------------------------------------------------------------------
+run "$msb" -c "$cfg" route shell; expect_status 0 "route"; expect_out "shell -> inprocess (none)" "route"
+run "$msb" -c "$cfg" --json route shell; expect_status 0 "route --json"
+expect_out '"backend": "inprocess", "isolation": "none", "selection": "fixed"' "route --json"
+run "$msb" -c "$cfg" route nosuchkind; expect_status 1 "route unknown kind"
+expect_error_line ValueError "route unknown kind"; expect_err "kinds: shell, python, report, maybe" "route lists kinds"
+cat >"$tmp/perspec.yaml" <<YAML
+version: 1
+router: {min_isolation: none, selection: per_spec}
+backends:
+  - plugin: $inproc
+    config: {capabilities: [exec, files_in], egress_modes: [closed]}
+  - plugin: $fixtures/good.so
+specs:
+  coder:
+    requires: [exec, run_code]
+    files_in: {max_bytes_per_file: 1MiB, max_total_bytes: 4MiB, max_files: 16}
+    files_out: {max_bytes_per_file: 1MiB, max_total_bytes: 4MiB, max_files: 16}
+  plain: {}
+YAML
+run "$msb" -c "$tmp/perspec.yaml" route coder; expect_status 0 "route per_spec"
+expect_out "coder -> fixture_good (container)" "route per_spec chosen"
+expect_out "passed over inprocess: SandboxCapabilityNotSupported" "route per_spec passed over"
+run "$msb" -c "$tmp/perspec.yaml" --json route coder; expect_status 0 "route per_spec --json"
+expect_out '"passed_over": [{"backend": "inprocess", "error": "SandboxCapabilityNotSupported"' "route --json passed over"
+run "$msb" -c "$tmp/perspec.yaml" route plain; expect_out "plain -> inprocess" "route per_spec first wins"
+
+# ---- exec ------------------------------------------------------------------------------
+run "$msb" -c "$cfg" exec shell --scope s --thread t -- uname -a; expect_status 0 "exec"
+[ "$(cat "$tmp/out")" = "default out" ] || fail "exec stdout passed through: $(cat "$tmp/out")"
+run "$msb" -c "$cfg" exec shell --scope s --thread t --agent a --call c --timeout 5 -- fail-with-three now
+expect_status 3 "exec passes the guest's exit status"
+[ "$(cat "$tmp/out")" = "partial" ] || fail "exec stdout: $(cat "$tmp/out")"
+[ "$(cat "$tmp/err")" = "boom" ] || fail "exec stderr: $(cat "$tmp/err")"
+run "$msb" -c "$cfg" --json exec shell --scope s --thread t -- fail-with-three; expect_status 3 "exec --json status"
+expect_out '"exit_code": 3, "signal": 0, "timed_out": false, "stdout": "partial", "stderr": "boom"' "exec --json"
+run "$msb" -c "$cfg" exec nosuchkind --scope s --thread t -- true; expect_status 125 "exec refused"
+expect_error_line ValueError "exec refused"
+sed 's/default_stdout:/fail_acquire: SandboxBackendError\n      default_stdout:/' "$cfg" >"$tmp/failacq.yaml"
+run "$msb" -c "$tmp/failacq.yaml" exec shell --scope s --thread t -- true; expect_status 125 "exec acquire failed"
+expect_error_line SandboxBackendError "exec acquire failed"
+run "$msb" -c "$tmp/failacq.yaml" --json exec shell --scope s --thread t -- true; expect_status 125 "exec --json failure"
+expect_json_error SandboxBackendError "exec --json failure"
+run "$msb" -c "$cfg" exec shell --scope s --thread t --timeout soon -- true; expect_status 2 "bad --timeout"
+
+# ---- run-code --------------------------------------------------------------------------
+run "$msb" -c "$cfg" run-code python --scope s --thread t -e 'print(6*7)'; expect_status 0 "run-code -e"
+[ "$(cat "$tmp/out")" = "42" ] || fail "run-code output: $(cat "$tmp/out")"
+echo 'print(1)' | "$msb" -c "$cfg" --json run-code python --scope s --thread t >"$tmp/out" 2>"$tmp/err"; status=$?
+expect_status 0 "run-code stdin"; expect_out '"stdout": "42"' "run-code --json from stdin"
+# A backend that does not declare run_code: the call is refused before it reaches it.
+sed 's/capabilities: \[exec, run_code, files_in, files_out, files_list, files_delete\]/capabilities: [exec, files_in]/' "$cfg" |
+	sed 's/requires: \[.*\]/requires: [exec]/' >"$tmp/nocode.yaml"
+run "$msb" -c "$tmp/nocode.yaml" run-code shell --scope s --thread t -e 'print(1)'; expect_status 125 "run-code not declared"
+expect_error_line NotImplementedError "run-code on a backend without run_code"
+
+# ---- put / get / ls / rm ---------------------------------------------------------------
+printf 'hello\n' >"$tmp/local.txt"
+run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp/local.txt" in/a.txt; expect_status 0 "put"
+[ -s "$tmp/out" ] && fail "put prints nothing in text mode: $(cat "$tmp/out")"
+run "$msb" -c "$cfg" --json put shell --scope s --thread t "$tmp/local.txt" a.txt; expect_status 0 "put --json"
+expect_out '{"path": "a.txt", "bytes": 6}' "put --json"
+run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp/absent" a.txt; expect_status 1 "put missing local"
+expect_error_line FileNotFoundError "put missing local"
+run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp/local.txt" ../escape.txt; expect_status 1 "put escaping work_dir"
+grep -q "^msb: [A-Za-z]*: " "$tmp/err" || fail "put escape: $(cat "$tmp/err")"
+# The fake keeps files in its process; a file put by another msb run is not there.
+run "$msb" -c "$cfg" get shell --scope s --thread t a.txt; expect_status 1 "get absent"
+expect_error_line FileNotFoundError "get absent"
+run "$msb" -c "$cfg" --json get shell --scope s --thread t a.txt; expect_status 1 "get --json absent"
+expect_json_error FileNotFoundError "get --json absent"
+run "$msb" -c "$cfg" ls shell --scope s --thread t; expect_status 0 "ls"
+run "$msb" -c "$cfg" --json ls shell --scope s --thread t; expect_status 0 "ls --json"; expect_out '{"entries": [' "ls --json"
+run "$msb" -c "$cfg" rm shell --scope s --thread t a.txt; expect_status 1 "rm absent"
+expect_error_line FileNotFoundError "rm absent"
+run "$msb" -c "$tmp/nocode.yaml" rm shell --scope s --thread t -r a; expect_status 1 "rm not declared"
+expect_error_line NotImplementedError "rm gated by files_delete"
+
+# ---- collect ---------------------------------------------------------------------------
+mkdir "$tmp/landing"
+run "$msb" -c "$cfg" collect report --scope s --thread t --out "$tmp/landing"; expect_status 1 "collect required missing"
+expect_error_line SandboxOutputMissing "collect required missing"
+run "$msb" -c "$cfg" --json collect report --scope s --thread t --out "$tmp/landing"; expect_status 1 "collect --json"
+expect_json_error SandboxOutputMissing "collect --json"
+run "$msb" -c "$cfg" collect maybe --scope s --thread t --out "$tmp/landing"; expect_status 0 "collect optional absent"
+run "$msb" -c "$cfg" --json collect maybe --scope s --thread t --out "$tmp/landing"; expect_status 0 "collect --json ok"
+expect_out '{"landed": []}' "collect --json nothing landed"
+run "$msb" -c "$cfg" collect maybe --scope s --thread t --out "$tmp/no-such-dir"; expect_status 1 "collect bad --out"
+
+# ---- dispose ---------------------------------------------------------------------------
+run "$msb" -c "$cfg" dispose --scope s --thread t; expect_status 0 "dispose"; expect_out "disposed 0 sandbox(es)" "dispose"
+run "$msb" -c "$cfg" --json dispose --scope s --thread t; expect_status 0 "dispose --json"
+expect_out '{"disposed": 0, "undisposed": null}' "dispose --json"
+run "$msb" -c "$cfg" --json dispose --scope s --thread t --agent a; expect_status 0 "dispose one key"
+expect_out '{"undisposed": null}' "dispose one key --json"
+sed 's/default_stdout:/fail_dispose_scope: refused\n      default_stdout:/' "$cfg" >"$tmp/faildisp.yaml"
+run "$msb" -c "$tmp/faildisp.yaml" dispose --scope s --thread t; expect_status 1 "dispose not landed"
+expect_error_line SandboxUnclean "dispose not landed"; expect_err "(refused)" "dispose names the code"
+run "$msb" -c "$tmp/faildisp.yaml" --json dispose --scope s --thread t; expect_status 1 "dispose --json not landed"
+expect_out '"undisposed": {"code": "refused"' "dispose --json not landed"
+run "$msb" -c "$cfg" dispose --scope s; expect_status 2 "dispose without --thread"
+
+if [ "$failures" -ne 0 ]; then
+	echo "$failures check(s) failed"
+	exit 1
+fi
+echo "all msb command checks passed"
