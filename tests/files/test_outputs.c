@@ -331,6 +331,7 @@ static void call_time_outputs_when_the_spec_admits_them(void **state)
 	assert_int_equal(out.len, 2);
 	assert_string_equal(out.items[1].name, "late.png");
 	msb_landed_artifacts_free(&out);
+	msb_error_clear(&err);
 }
 
 static void stat_refusals_read_and_deliver_nothing(void **state)
