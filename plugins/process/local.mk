@@ -1,1 +1,6 @@
-# plugins/process: rules for this area.
+# plugins/process: the `process` backend (rung os_process), a boundary driver over the SDK's
+# guest agent and driver (msb/driver.h).
+msbplugin_LTLIBRARIES += plugins/process/process.la
+plugins_process_process_la_SOURCES = plugins/process/process.c
+plugins_process_process_la_LDFLAGS = $(PLUGIN_LINKFLAGS)
+plugins_process_process_la_LIBADD = sdk/libmsb-sdk.la

@@ -7,7 +7,15 @@ MSB_AGENT_PROTO_SOURCES = sdk/agent/proto.c sdk/agent/request.c
 
 sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/config.c \
-	sdk/agent/client.c
+	sdk/agent/client.c \
+	sdk/agent/sha256.h \
+	sdk/agent/sha256.c \
+	sdk/agent/driver_internal.h \
+	sdk/agent/driver_config.c \
+	sdk/agent/driver_box.c \
+	sdk/agent/driver.c \
+	sdk/agent/driver_ops.c
+sdk_libmsb_sdk_la_LIBADD += $(PTHREAD_LIBS)
 
 # msb-agent runs inside boundaries that may hold no libraries at all (a bare container
 # root, a microVM's initramfs): static, libc only, and never sanitized (the sanitizer

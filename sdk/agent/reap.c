@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,11 +105,13 @@ static size_t kill_round(void)
 
 void agent_kill_descendants(void)
 {
-	/* As a pid namespace's init, one call reaches every process in the namespace. */
-	if (getpid() == 1)
-		kill(-1, SIGKILL);
+	/*
+	 * As a pid namespace's init, kill(-1) reaches every process in the namespace — and
+	 * /proc may be the host's, whose pids mean nothing here, so it is not walked.
+	 */
+	bool init = getpid() == 1;
 	for (int round = 0; round < 500; round++) {
-		size_t found = kill_round();
+		size_t found = init ? (size_t)(kill(-1, SIGKILL) == 0) : kill_round();
 		agent_reap();
 		if (found == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
 			return;

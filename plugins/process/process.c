@@ -1,0 +1,269 @@
+/*
+ * process.c — the `process` backend (rung os_process): the guest agent as a daemon in its
+ * own session, pid namespace and empty network namespace, each command a separate process.
+ *
+ * Honest about what it is: os_process, not container. It shares the host's kernel and the
+ * host's filesystem — a command can read whatever its uid can read on the host. What it
+ * does draw: a separate process tree the host can kill whole (a pid namespace whose init is
+ * the agent, so killing the agent kills everything in it), resource limits (rlimits from
+ * config), a scrubbed environment, a per-sandbox work directory, an optional unprivileged
+ * uid, and `egress: closed` enforced by an empty network namespace (loopback only: no route
+ * anywhere, not even to the host's own loopback).
+ *
+ * Everything else — the state directory, the key's lock, reuse, disposal, every sandbox
+ * operation — is the SDK's driver (msb/driver.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <msb/backend.h>
+#include <msb/driver.h>
+
+typedef struct process_ctx {
+	long uid, gid; /* -1: run as the host process's own user */
+} process_ctx;
+
+/* What the intermediate child tells the parent: the agent's pid, or where it failed. */
+typedef struct spawn_report {
+	int errnum;
+	char stage[32];
+	pid_t agent;
+} spawn_report;
+
+static void report(int fd, const char *stage, int errnum, pid_t agent)
+{
+	spawn_report r = { .errnum = errnum, .agent = agent };
+	snprintf(r.stage, sizeof r.stage, "%s", stage);
+	ssize_t n = write(fd, &r, sizeof r);
+	(void)n;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Unprivileged: a user namespace maps the caller to root inside, so it may own a netns. */
+static int enter_user_namespace(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER) < 0)
+		return -1;
+	snprintf(map, sizeof map, "0 %ld 1\n", (long)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		return -1;
+	write_file("/proc/self/setgroups", "deny\n");
+	snprintf(map, sizeof map, "0 %ld 1\n", (long)gid);
+	return write_file("/proc/self/gid_map", map);
+}
+
+/* Loopback up: the sandbox may talk to itself, and to nothing else. */
+static int loopback_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	struct ifreq ifr = { 0 };
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (rc == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+	return rc;
+}
+
+/* The agent itself: pid 1 of the new pid namespace. Never returns. */
+static void exec_agent(char **argv, int ready, const char *log_path)
+{
+	/* fd 3 is the ready pipe; 0 is /dev/null; 1 and 2 the agent's log. */
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (devnull < 0 || log < 0 || dup2(ready, 3) < 0 || dup2(devnull, 0) < 0 ||
+	    dup2(log, 1) < 0 || dup2(log, 2) < 0)
+		_exit(126);
+	close_range(4, ~0u, 0);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+/* The intermediate child: leave the host's session and namespaces, fork the agent, exit. */
+static void spawn_child(char **argv, int ready, int rep, const char *log_path)
+{
+	if (setsid() < 0) {
+		report(rep, "setsid", errno, 0);
+		_exit(1);
+	}
+	if (geteuid() != 0 && enter_user_namespace() < 0) {
+		report(rep, "user namespace", errno, 0);
+		_exit(1);
+	}
+	/* The empty network namespace is what `egress: closed` means here. */
+	if (unshare(CLONE_NEWNET | CLONE_NEWPID) < 0) {
+		report(rep, "network/pid namespace", errno, 0);
+		_exit(1);
+	}
+	if (loopback_up() < 0) {
+		report(rep, "loopback", errno, 0);
+		_exit(1);
+	}
+	pid_t agent = fork();
+	if (agent == 0)
+		exec_agent(argv, ready, log_path);
+	report(rep, agent < 0 ? "fork" : "", agent < 0 ? errno : 0, agent);
+	_exit(0);
+}
+
+static msb_errc wait_ready(int fd, double seconds, const msb_driver_box *box, msb_error *err)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n;
+	while ((n = poll(&p, 1, (int)(seconds * 1000))) < 0 && errno == EINTR)
+		;
+	char b;
+	if (n == 1 && read(fd, &b, 1) == 1)
+		return MSB_OK;
+	return msb_error_set(err, MSB_E_BACKEND,
+			     "backend process: sandbox %s: the agent %s (see %s/agent.log)",
+			     box->name, n == 0 ? "did not become ready in time" : "exited at start",
+			     box->dir);
+}
+
+/* Let an unprivileged agent reach and own its work directory. */
+static msb_errc prepare_uid(const process_ctx *pc, const msb_driver_box *box, msb_error *err)
+{
+	if (pc->uid < 0)
+		return MSB_OK;
+	if (chmod(box->config->state_dir, 0711) < 0 || chmod(box->dir, 0711) < 0 ||
+	    chown(box->work_dir, (uid_t)pc->uid, (gid_t)pc->gid) < 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno,
+					   "backend process: sandbox %s: handing %s to uid %ld",
+					   box->name, box->work_dir, pc->uid);
+	return MSB_OK;
+}
+
+static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *err)
+{
+	const process_ctx *pc = ctx;
+	msb_errc rc = prepare_uid(pc, box, err);
+	if (rc != MSB_OK)
+		return rc;
+	msb_agent_config cfg = box->config->agent;
+	cfg.work_dir = box->work_dir;
+	cfg.work_alias = box->spec->work_dir; /* the guest path means the per-sandbox directory */
+	cfg.uid = pc->uid;
+	cfg.gid = pc->gid;
+	char **argv = NULL;
+	rc = msb_agent_config_argv(box->config->agent_path, "--listen", box->socket_path, &cfg, 3,
+				   &argv, err);
+	if (rc != MSB_OK)
+		return rc;
+	char log_path[4200];
+	snprintf(log_path, sizeof log_path, "%s/agent.log", box->dir);
+	int ready[2], rep[2];
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		free(argv);
+		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
+	}
+	if (pipe2(rep, O_CLOEXEC) < 0) {
+		close(ready[0]), close(ready[1]), free(argv);
+		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
+	}
+	pid_t mid = fork();
+	if (mid == 0)
+		spawn_child(argv, ready[1], rep[1], log_path);
+	free(argv);
+	close(ready[1]);
+	close(rep[1]);
+	spawn_report r = { .errnum = mid < 0 ? errno : 0 };
+	if (mid > 0) {
+		if (read(rep[0], &r, sizeof r) != (ssize_t)sizeof r && !r.errnum)
+			snprintf(r.stage, sizeof r.stage, "start"), r.errnum = EIO;
+		while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(rep[0]);
+	if (r.errnum || r.agent <= 0) {
+		close(ready[0]);
+		return msb_error_set_errno(err, MSB_E_BACKEND, r.errnum ? r.errnum : EIO,
+					   "backend process: sandbox %s: %s failed", box->name,
+					   mid < 0 ? "fork" : r.stage);
+	}
+	rc = msb_driver_write_pid(box, r.agent, err);
+	if (rc == MSB_OK)
+		rc = wait_ready(ready[0], box->config->start_timeout, box, err);
+	close(ready[0]);
+	return rc;
+}
+
+/*
+ * The driver has asked the agent to shut down and will SIGKILL the recorded pid: the
+ * agent is its pid namespace's init, so the kernel kills everything left in it. Nothing
+ * else of this boundary outlives it (no mounts, no cgroups).
+ */
+static bool process_stop(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure)
+{
+	return true;
+}
+
+static msb_errc process_init(const msb_node *config, const msb_host *host,
+			     msb_backend_instance **self, msb_error *err)
+{
+	static const char *const keys[] = { "uid", "gid", NULL };
+	process_ctx *pc = malloc(sizeof *pc);
+	if (!pc)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	uint64_t uid = UINT64_MAX, gid = UINT64_MAX;
+	msb_errc rc = msb_node_uint(config, "uid", &uid, err);
+	if (rc == MSB_OK)
+		rc = msb_node_uint(config, "gid", &gid, err);
+	if (rc == MSB_OK && uid != UINT64_MAX && geteuid() != 0)
+		rc = msb_node_error(err, msb_node_get(config, "uid"), MSB_E_CONFIG,
+				    "uid needs msb to run as root (it runs as uid %ld)",
+				    (long)geteuid());
+	if (rc == MSB_OK && ((uid != UINT64_MAX && uid > 0x7fffffff) ||
+			     (gid != UINT64_MAX && gid > 0x7fffffff)))
+		rc = msb_node_error(err, msb_node_get(config, uid > 0x7fffffff ? "uid" : "gid"),
+				    MSB_E_CONFIG, "not a valid id");
+	if (rc != MSB_OK) {
+		free(pc);
+		return rc;
+	}
+	pc->uid = uid == UINT64_MAX ? -1 : (long)uid;
+	pc->gid = gid == UINT64_MAX ? pc->uid : (long)gid;
+	msb_boundary b = MSB_BOUNDARY_INIT;
+	b.name = "process";
+	b.ctx = pc;
+	b.ctx_free = free;
+	b.start = process_start;
+	b.stop = process_stop;
+	return msb_driver_init(&b, config, host, keys, self, err);
+}
+
+MSB_BACKEND_DEFINE(
+	.name = "process",
+	/* os_process: a separate process tree, sharing the host's kernel and filesystem. */
+	.isolation = "os_process",
+	.declarations = MSB_DRIVER_DECLARATIONS,
+	.init = process_init,
+	MSB_DRIVER_OPERATIONS);

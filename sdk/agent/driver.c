@@ -1,0 +1,353 @@
+/*
+ * driver.c — the backend operations every agent-backed backend shares: init, acquire (one
+ * sandbox per key and kind, across processes), dispose and dispose_scope (truthful).
+ *
+ * acquire holds the sandbox's file lock from "is there a live agent?" to "the new one
+ * answers", so two processes racing on one key meet one sandbox; it never holds any lock
+ * but that sandbox's, so slow starts of different sandboxes do not serialise. Disposal
+ * verifies rather than assumes: the recorded process must be gone and the directory must
+ * be gone, or the failure is reported with the code that says what to do about it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <msb/confine.h>
+
+#include "driver_internal.h"
+
+/* How long a killed boundary process gets to disappear before disposal says "timeout". */
+#define KILL_WAIT_MS 5000
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+msb_errc msb_driver_init(const msb_boundary *boundary, const msb_node *config,
+			 const msb_host *host, const char *const *extra_keys,
+			 msb_backend_instance **self, msb_error *err)
+{
+	msb_backend_instance *inst = calloc(1, sizeof *inst);
+	if (!inst) {
+		if (boundary->ctx_free)
+			boundary->ctx_free(boundary->ctx);
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	size_t n = boundary->struct_size < sizeof inst->boundary ? boundary->struct_size
+								   : sizeof inst->boundary;
+	memcpy(&inst->boundary, boundary, n);
+	if (host && host->struct_size >= sizeof *host) {
+		inst->host = *host;
+		inst->has_host = true;
+	}
+	msb_errc rc = MSB_OK;
+	if (!inst->boundary.name || !inst->boundary.start || !inst->boundary.stop)
+		rc = msb_error_set(err, MSB_E_VALUE,
+				   "driver refused a boundary without a name, start or stop");
+	if (rc == MSB_OK)
+		rc = driver_config_parse(inst, config, extra_keys, err);
+	if (rc != MSB_OK) {
+		msb_driver_fini(inst);
+		return rc;
+	}
+	*self = inst;
+	return MSB_OK;
+}
+
+void msb_driver_fini(msb_backend_instance *inst)
+{
+	if (!inst)
+		return;
+	if (inst->boundary.ctx_free)
+		inst->boundary.ctx_free(inst->boundary.ctx);
+	driver_config_free(inst);
+	free(inst);
+}
+
+const msb_driver_config *msb_driver_instance_config(const msb_backend_instance *self)
+{
+	return &self->config;
+}
+
+msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, const char *mode_arg,
+			       const char *work_dir, const char *work_alias, int ready_fd,
+			       char ***argv, msb_error *err)
+{
+	msb_agent_config c = box->config->agent;
+	c.work_dir = work_dir ? work_dir : box->work_dir;
+	c.work_alias = work_alias;
+	return msb_agent_config_argv(box->config->agent_path, mode, mode_arg, &c, ready_fd, argv,
+				     err);
+}
+
+static void log_msg(msb_backend_instance *inst, msb_log_level level, const char *msg)
+{
+	if (inst->has_host && inst->host.log)
+		inst->host.log(inst->host.ctx, level, msg);
+}
+
+/* Connect to a live agent of this sandbox, or fail quietly. */
+static msb_agent_client *connect_live(msb_backend_instance *inst, driver_paths *p, double timeout)
+{
+	if (!msb_driver_read_live_pid(&p->box))
+		return NULL;
+	if (inst->boundary.alive && !inst->boundary.alive(inst->boundary.ctx, &p->box))
+		return NULL;
+	msb_agent_client *client = NULL;
+	if (msb_agent_client_open_unix(p->sock, timeout, &client, NULL) != MSB_OK)
+		return NULL;
+	return client;
+}
+
+/* Wait for a just-started agent to answer HELLO. */
+static msb_errc await_agent(msb_backend_instance *inst, driver_paths *p, msb_agent_client **out,
+			    msb_error *err)
+{
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(inst->config.start_timeout * 1000.0);
+	msb_error last = MSB_ERROR_INIT;
+	for (int delay = 1;; delay = delay < 50 ? delay * 2 : 50) {
+		msb_error_clear(&last);
+		double left = (double)(deadline - msb_agent_now_ms()) / 1000.0;
+		if (msb_agent_client_open_unix(p->sock, left > 0.05 ? left : 0.05, out, &last) == MSB_OK)
+			return MSB_OK;
+		if (last.code == MSB_E_PROTOCOL || msb_agent_now_ms() >= deadline)
+			break;
+		sleep_ms(delay);
+	}
+	msb_error_move(err, &last);
+	return msb_error_prefix(err, "backend %s: sandbox %s: the agent did not answer within "
+				"%.1f s: ", inst->boundary.name, p->name, inst->config.start_timeout);
+}
+
+static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const driver_key *k,
+			    const msb_spec *spec, msb_agent_client **client, msb_error *err)
+{
+	if (mkdir(p->dir, 0700) < 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend %s: sandbox %s: mkdir %s",
+					   inst->boundary.name, p->name, p->dir);
+	msb_errc rc = MSB_OK;
+	if (mkdir(p->work, 0700) < 0)
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend %s: mkdir %s",
+					 inst->boundary.name, p->work);
+	if (rc == MSB_OK)
+		rc = driver_meta_write(p, k, spec->kind, err);
+	p->box.spec = spec;
+	if (rc == MSB_OK)
+		rc = inst->boundary.start(inst->boundary.ctx, &p->box, err);
+	p->box.spec = NULL;
+	if (rc == MSB_OK)
+		rc = await_agent(inst, p, client, err);
+	if (rc != MSB_OK) {
+		msb_disposal_failure f = { 0 };
+		if (driver_teardown(inst, p, &f)) {
+			char msg[512];
+			snprintf(msg, sizeof msg, "backend %s: sandbox %s: cleanup after a failed start "
+				 "left something behind: %s", inst->boundary.name, p->name, f.detail);
+			log_msg(inst, MSB_LOG_WARNING, msg);
+		}
+		msb_disposal_failure_free(&f);
+	}
+	return rc;
+}
+
+msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, const msb_spec *spec,
+			    msb_sandbox_handle **out, msb_error *err)
+{
+	msb_sandbox_handle *h = calloc(1, sizeof *h);
+	if (!h)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	h->inst = inst;
+	driver_key k;
+	driver_key_from(key, &k);
+	char name[36];
+	msb_driver_sandbox_name(key, spec->kind, name);
+	msb_errc rc = driver_paths_make(inst, name, &h->paths, err);
+	if (rc != MSB_OK) {
+		free(h);
+		return rc;
+	}
+	int lock = driver_lock(&h->paths, err);
+	if (lock < 0) {
+		driver_paths_free(&h->paths);
+		free(h);
+		return MSB_E_BACKEND;
+	}
+	struct stat st;
+	bool exists = lstat(h->paths.dir, &st) == 0;
+	if (exists && driver_meta_matches(&h->paths, &k, false))
+		h->client = connect_live(inst, &h->paths, 2.0);
+	if (!h->client) {
+		/* Whatever is there is not a live sandbox of this key: clear it, start afresh. */
+		msb_disposal_failure f = { 0 };
+		bool left = exists && driver_teardown(inst, &h->paths, &f);
+		if (left)
+			rc = msb_error_set(err, MSB_E_BACKEND,
+					   "backend %s: sandbox %s: a stale sandbox could not be "
+					   "cleared before a fresh start: %s", inst->boundary.name,
+					   name, f.detail ? f.detail : "");
+		msb_disposal_failure_free(&f);
+		if (rc == MSB_OK)
+			rc = start_fresh(inst, &h->paths, &k, spec, &h->client, err);
+	}
+	close(lock);
+	if (rc != MSB_OK) {
+		driver_paths_free(&h->paths);
+		free(h);
+		return rc;
+	}
+	*out = h;
+	return MSB_OK;
+}
+
+/* SIGKILL the recorded process and wait for it to be gone. */
+static bool kill_recorded(msb_backend_instance *inst, driver_paths *p, msb_disposal_failure *f)
+{
+	pid_t pid = msb_driver_read_live_pid(&p->box);
+	if (!pid)
+		return false;
+	if (kill(pid, SIGKILL) < 0 && errno == EPERM) {
+		msb_disposal_failure_set(f, MSB_DISPOSAL_REFUSED,
+					 "backend %s: sandbox %s: not permitted to kill its process %ld",
+					 inst->boundary.name, p->name, (long)pid);
+		return true;
+	}
+	for (int waited = 0; waited < KILL_WAIT_MS; waited += 5) {
+		if (!msb_driver_read_live_pid(&p->box))
+			return false;
+		sleep_ms(5);
+	}
+	msb_disposal_failure_set(f, MSB_DISPOSAL_TIMEOUT,
+				 "backend %s: sandbox %s: its process %ld survived SIGKILL for %d ms",
+				 inst->boundary.name, p->name, (long)pid, KILL_WAIT_MS);
+	return true;
+}
+
+static bool remove_dir(msb_backend_instance *inst, driver_paths *p, msb_disposal_failure *f)
+{
+	msb_error e = MSB_ERROR_INIT;
+	msb_errc rc = msb_confine_reclaim(p->dir, inst->config.state_dir, &e);
+	struct stat st;
+	if (rc == MSB_OK && lstat(p->dir, &st) < 0 && errno == ENOENT) {
+		msb_error_clear(&e);
+		return false;
+	}
+	msb_disposal_code code = rc == MSB_E_PERMISSION ? MSB_DISPOSAL_REFUSED : MSB_DISPOSAL_UNKNOWN;
+	msb_disposal_failure_set(f, code, "backend %s: sandbox %s: its directory %s could not be "
+				 "removed: %s", inst->boundary.name, p->name, p->dir,
+				 rc == MSB_OK ? "it is still there" : msb_error_message(&e));
+	msb_error_clear(&e);
+	return true;
+}
+
+bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_failure *failure)
+{
+	bool left = false;
+	msb_disposal_failure f = { 0 };
+	/* Ask the agent first: it kills what its commands left running, daemons included. */
+	msb_agent_client *client = connect_live(inst, p, 1.0);
+	if (client) {
+		msb_agent_shutdown(client, 2.0, NULL);
+		msb_agent_client_close(client);
+	}
+	p->box.spec = NULL;
+	if (!inst->boundary.stop(inst->boundary.ctx, &p->box, &f)) {
+		left = true;
+		if (!f.detail)
+			msb_disposal_failure_set(&f, MSB_DISPOSAL_UNKNOWN,
+						 "backend %s: sandbox %s: its boundary did not stop",
+						 inst->boundary.name, p->name);
+		msb_disposal_failure_fold(failure, &f);
+	}
+	if (kill_recorded(inst, p, &f)) {
+		msb_disposal_failure_fold(failure, &f);
+		return true; /* a live process may still use the directory: keep it addressable */
+	}
+	if (remove_dir(inst, p, &f)) {
+		msb_disposal_failure_fold(failure, &f);
+		return true;
+	}
+	return left;
+}
+
+/* Dispose every sandbox in the state directory whose metadata matches. */
+static void dispose_matching(msb_backend_instance *inst, const driver_key *k, bool scope_only,
+			     uint64_t *count, bool *failed, msb_disposal_failure *failure)
+{
+	DIR *d = opendir(inst->config.state_dir);
+	if (!d) {
+		if (errno != ENOENT) {
+			msb_disposal_failure f = { 0 };
+			msb_disposal_failure_set(&f, MSB_DISPOSAL_UNLISTED,
+						 "backend %s: state directory %s cannot be listed: %s",
+						 inst->boundary.name, inst->config.state_dir,
+						 strerror(errno));
+			msb_disposal_failure_fold(failure, &f);
+			*failed = true;
+		}
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "sb-", 3) || strlen(de->d_name) != 35)
+			continue;
+		driver_paths p;
+		if (driver_paths_make(inst, de->d_name, &p, NULL) != MSB_OK)
+			continue;
+		if (driver_meta_matches(&p, k, scope_only)) {
+			int lock = driver_lock(&p, NULL);
+			/* Matched again under the lock: another process may have disposed it. */
+			if (lock >= 0 && driver_meta_matches(&p, k, scope_only)) {
+				msb_disposal_failure f = { 0 };
+				if (driver_teardown(inst, &p, &f)) {
+					msb_disposal_failure_fold(failure, &f);
+					*failed = true;
+					close(lock);
+				} else {
+					(*count)++;
+					driver_unlock_remove(&p, lock);
+				}
+			} else if (lock >= 0) {
+				close(lock);
+			} else {
+				msb_disposal_failure f = { 0 };
+				msb_disposal_failure_set(&f, MSB_DISPOSAL_UNKNOWN,
+							 "backend %s: sandbox %s: its lock could not "
+							 "be taken", inst->boundary.name, p.name);
+				msb_disposal_failure_fold(failure, &f);
+				*failed = true;
+			}
+		}
+		driver_paths_free(&p);
+	}
+	closedir(d);
+}
+
+bool msb_driver_dispose(msb_backend_instance *inst, const msb_key *key,
+			msb_disposal_failure *failure)
+{
+	driver_key k;
+	driver_key_from(key, &k);
+	uint64_t count = 0;
+	bool failed = false;
+	dispose_matching(inst, &k, false, &count, &failed, failure);
+	return failed;
+}
+
+void msb_driver_dispose_scope(msb_backend_instance *inst, const char *scope,
+			      const char *thread_id, msb_scope_purge *purge)
+{
+	msb_key key = { .scope = scope, .thread_id = thread_id };
+	driver_key k;
+	driver_key_from(&key, &k);
+	bool failed = false;
+	dispose_matching(inst, &k, true, &purge->disposed, &failed, &purge->undisposed);
+	purge->has_undisposed = purge->has_undisposed || failed;
+}

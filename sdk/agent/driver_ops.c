@@ -1,0 +1,71 @@
+/*
+ * driver_ops.c — the sandbox operations of an agent-backed backend: each is one request to
+ * the sandbox's agent (msb/agent.h), which confines, runs and bounds it inside the boundary.
+ */
+#include <stdlib.h>
+
+#include "driver_internal.h"
+
+void msb_driver_release(msb_sandbox_handle *h)
+{
+	if (!h)
+		return;
+	msb_agent_client_close(h->client);
+	driver_paths_free(&h->paths);
+	free(h);
+}
+
+const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *h)
+{
+	return &h->paths.box;
+}
+
+msb_errc msb_driver_exec(msb_sandbox_handle *h, const msb_exec_request *req,
+			 msb_exec_result *res, msb_error *err)
+{
+	return msb_agent_exec(h->client, req, NULL, res, err);
+}
+
+msb_errc msb_driver_run_code(msb_sandbox_handle *h, const char *code, double timeout,
+			     msb_exec_result *res, msb_error *err)
+{
+	return msb_agent_run_code(h->client, code, timeout, 0, res, err);
+}
+
+msb_errc msb_driver_write_file(msb_sandbox_handle *h, const char *path, const void *data,
+			       size_t len, const char *working_directory, msb_error *err)
+{
+	return msb_agent_write_file(h->client, path, data, len, working_directory, err);
+}
+
+msb_errc msb_driver_stat_file(msb_sandbox_handle *h, const char *path,
+			      const char *working_directory, msb_entry *entry, bool *found,
+			      msb_error *err)
+{
+	return msb_agent_stat_file(h->client, path, working_directory, entry, found, err);
+}
+
+msb_errc msb_driver_read_file(msb_sandbox_handle *h, const char *path,
+			      const char *working_directory, uint64_t max_bytes, msb_buf *out,
+			      msb_error *err)
+{
+	return msb_agent_read_file(h->client, path, working_directory, max_bytes, out, err);
+}
+
+msb_errc msb_driver_list_dir(msb_sandbox_handle *h, const char *path,
+			     const char *working_directory, msb_entry_list *out, msb_error *err)
+{
+	return msb_agent_list_dir(h->client, path, working_directory, out, err);
+}
+
+msb_errc msb_driver_remove(msb_sandbox_handle *h, const char *path,
+			   const char *working_directory, bool recursive, msb_error *err)
+{
+	return msb_agent_remove(h->client, path, working_directory, recursive, err);
+}
+
+msb_errc msb_driver_reclaim(msb_sandbox_handle *h, const char *directory,
+			    const char *working_directory, double timeout, msb_error *err)
+{
+	return msb_agent_reclaim(h->client, directory, working_directory, timeout, err);
+}
