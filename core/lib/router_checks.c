@@ -264,6 +264,23 @@ static msb_errc refuse_per_spec(const msb_router *r, const msb_spec *spec, msb_e
 	return common;
 }
 
+/*
+ * The same six checks as router_check_backend, as one predicate with the spec's floor and
+ * scope computed once: this is what per_spec runs against every registered backend before
+ * the one that serves, so it stays a handful of compares and never formats.
+ */
+static inline bool passes(const msb_backend *b, const msb_spec *spec, msb_isolation floor,
+			  msb_set scope_bit)
+{
+	const msb_effective_declarations *d = &b->decl;
+	return msb_isolation_meets(b->isolation, floor) && !(spec->requires & ~d->capabilities) &&
+	       (spec->requires_os_family == MSB_UNSET ||
+		(d->os_families & MSB_BIT(spec->requires_os_family))) &&
+	       msb_transfer_limits_within(&spec->files_in, &d->limits.files_in) &&
+	       msb_transfer_limits_within(&spec->files_out, &d->limits.files_out) &&
+	       (d->egress_modes & MSB_BIT(spec->egress)) && (d->isolation_scopes & scope_bit);
+}
+
 msb_errc router_route(const msb_router *r, const msb_spec *spec, const msb_backend **chosen,
 		      msb_error *err)
 {
@@ -274,14 +291,18 @@ msb_errc router_route(const msb_router *r, const msb_spec *spec, const msb_backe
 	if (r->opt.selection == MSB_SELECTION_FIXED) {
 		if (!r->fixed)
 			return MSB_OK;
-		rc = router_check_backend(r, r->fixed, spec, err);
-		if (rc == MSB_OK)
+		if (passes(r->fixed, spec, router_effective_floor(r, spec),
+			   MSB_BIT(router_effective_scope(r, spec)))) {
 			*chosen = r->fixed;
-		return rc;
+			return MSB_OK;
+		}
+		return router_check_backend(r, r->fixed, spec, err);
 	}
 	/* Registration order is the preference; the first to pass every check serves. */
+	msb_isolation floor = router_effective_floor(r, spec);
+	msb_set scope_bit = MSB_BIT(router_effective_scope(r, spec));
 	for (size_t i = 0; i < r->n_backends; i++)
-		if (router_check_backend(r, r->backends[i], spec, NULL) == MSB_OK) {
+		if (passes(r->backends[i], spec, floor, scope_bit)) {
 			*chosen = r->backends[i];
 			return MSB_OK;
 		}
@@ -292,7 +313,9 @@ msb_errc msb_router_ensure_can_serve(msb_router *router, const msb_spec *spec,
 				     const msb_backend **chosen, msb_error *err)
 {
 	const msb_backend *b = NULL;
-	msb_errc rc = router_route(router, spec, &b, err);
+	msb_errc rc = msb_spec_validate(spec, err);
+	if (rc == MSB_OK)
+		rc = router_route(router, spec, &b, err);
 	if (chosen)
 		*chosen = b;
 	return rc;

@@ -15,3 +15,9 @@ tests_bench_bench_loader_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_loader_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 # It loads the good fixture plugin, which only `make check` would otherwise build.
 EXTRA_tests_bench_bench_loader_DEPENDENCIES = tests/fixtures/good.la
+
+BENCHES += tests/bench/bench_router
+tests_bench_bench_router_SOURCES = tests/bench/bench_router.c
+tests_bench_bench_router_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_router_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+EXTRA_tests_bench_bench_router_DEPENDENCIES = plugins/inprocess/inprocess.la

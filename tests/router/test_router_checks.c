@@ -513,6 +513,41 @@ static void dropping_selected_moves_routing_to_the_first_registered(void **state
 	msb_router_free(r);
 }
 
+/* Every axis, alone, passes over the first backend and routes to the second. */
+static void per_spec_skips_on_every_axis(void **state)
+{
+	fx *f = *state;
+	msb_backend *bs[2] = {
+		fx_open(f, "inproc_container", "limits: {files_in: {max_files: 1}, files_out: {max_files: 1}}\n"),
+		fx_open(f, "inproc_vm", "capabilities: [exec, files_in, files_out]\nos_families: [posix]\n"
+					"isolation_scopes: [conversation, call]\negress_modes: [closed, unrestricted]\n"),
+	};
+	msb_router *r = per_spec(f, bs, 2);
+	msb_spec spec;
+	const msb_backend *chosen = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	for (int axis = 0; axis < 7; axis++) {
+		msb_spec_init(&spec, "k");
+		spec.files_in.max_files = spec.files_out.max_files = 1;
+		switch (axis) {
+		case 0: spec.min_isolation = MSB_ISO_VM; break;
+		case 1: spec.requires |= MSB_BIT(MSB_CAP_FILES_OUT); break;
+		case 2: spec.requires_os_family = MSB_OS_POSIX; break;
+		case 3: spec.files_in.max_files = 2; break;
+		case 4: spec.files_out.max_files = 2; break;
+		case 5: spec.egress = MSB_EGRESS_UNRESTRICTED; break;
+		case 6: spec.isolation_scope = MSB_SCOPE_CALL; break;
+		}
+		assert_int_equal(msb_router_ensure_can_serve(r, &spec, &chosen, &err), MSB_OK);
+		assert_ptr_equal(chosen, bs[1]);
+	}
+	msb_spec_init(&spec, "k");
+	spec.files_in.max_files = spec.files_out.max_files = 1;
+	assert_int_equal(msb_router_ensure_can_serve(r, &spec, &chosen, &err), MSB_OK);
+	assert_ptr_equal(chosen, bs[0]);
+	msb_router_free(r);
+}
+
 /* Under fixed, a spec the resolved backend cannot serve is refused, the others untouched. */
 static void fixed_never_falls_back(void **state)
 {
@@ -554,6 +589,7 @@ int main(void)
 		T(per_spec_routes_to_the_first_that_passes),
 		T(per_spec_refusal_quotes_every_backend),
 		T(dropping_selected_moves_routing_to_the_first_registered),
+		T(per_spec_skips_on_every_axis),
 		T(fixed_never_falls_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
