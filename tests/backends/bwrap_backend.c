@@ -1,0 +1,524 @@
+/*
+ * bwrap_backend.c — the real `bwrap` plugin, loaded through the loader API and driven
+ * through its descriptor: every operation, sharing across processes, the read-only root,
+ * closed egress, the escape and limit cases (fork bomb, memory hog, a 10 GB write, a daemon
+ * that leaves its process group, blocked syscalls, no capabilities), and a leak check at
+ * the end. Skips (77) only where the kernel forbids the namespaces bwrap needs.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "bwrap_fixture.h"
+
+static bwrap_fixture fx;
+static msb_spec spec;
+
+static msb_key key_of(const char *thread, const char *call_id)
+{
+	msb_key k = { "test", thread, "agent", call_id ? call_id : "" };
+	return k;
+}
+
+static msb_sandbox_handle *acquire(const char *thread, const char *call_id)
+{
+	msb_key k = key_of(thread, call_id);
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = fx.ops->acquire(fx.self, &k, &spec, &h, &err);
+	if (rc)
+		fprintf(stderr, "acquire %s: %s: %s\n", thread, msb_errc_name(rc), msb_error_message(&err));
+	assert_int_equal(rc, MSB_OK);
+	msb_error_clear(&err);
+	return h;
+}
+
+static void dispose(const char *thread, const char *call_id)
+{
+	msb_key k = key_of(thread, call_id);
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	bool failed = fx.ops->dispose(fx.self, &k, &f);
+	if (failed)
+		fprintf(stderr, "dispose %s: %s\n", thread, f.detail ? f.detail : "?");
+	assert_false(failed);
+	msb_disposal_failure_free(&f);
+}
+
+/* Run `sh -c script` in the sandbox. */
+static msb_exec_result sh(msb_sandbox_handle *h, double timeout, const char *fmt, ...)
+{
+	char *script = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	assert_true(vasprintf(&script, fmt, ap) >= 0);
+	va_end(ap);
+	const char *argv[] = { "sh", "-c", script, NULL };
+	msb_exec_request req = { .argv = argv, .timeout = timeout };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = fx.ops->exec(h, &req, &res, &err);
+	if (rc)
+		fprintf(stderr, "exec %s: %s\n", script, msb_error_message(&err));
+	assert_int_equal(rc, MSB_OK);
+	free(script);
+	msb_error_clear(&err);
+	return res;
+}
+
+static const char *out_of(const msb_exec_result *r)
+{
+	return r->out.data ? (const char *)r->out.data : "";
+}
+
+static const char *err_of(const msb_exec_result *r)
+{
+	return r->err.data ? (const char *)r->err.data : "";
+}
+
+/* ---- every operation --------------------------------------------------------------- */
+
+static void every_operation(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("ops", NULL);
+	const char *wd = spec.work_dir;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx.ops->write_file(h, "dir/a.txt", "hello\n", 6, wd, &err), MSB_OK);
+
+	msb_buf buf = { 0 };
+	assert_int_equal(fx.ops->read_file(h, "dir/a.txt", wd, 1024, &buf, &err), MSB_OK);
+	assert_int_equal(buf.len, 6);
+	assert_memory_equal(buf.data, "hello\n", 6);
+	msb_buf_free(&buf);
+
+	msb_entry e = { 0 };
+	bool found = false;
+	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
+	assert_true(found);
+	assert_int_equal(e.kind, MSB_ENTRY_FILE);
+	assert_int_equal(e.size_bytes, 6);
+	free(e.path);
+
+	msb_entry_list list = { 0 };
+	assert_int_equal(fx.ops->list_dir(h, "dir", wd, &list, &err), MSB_OK);
+	assert_int_equal(list.len, 1);
+	assert_non_null(strstr(list.items[0].path, "a.txt"));
+	msb_entry_list_free(&list);
+
+	msb_exec_result r = sh(h, 10, "cat dir/a.txt; pwd; echo oops >&2; exit 3");
+	assert_string_equal(out_of(&r), "hello\n/msb/work\n");
+	assert_string_equal(err_of(&r), "oops\n");
+	assert_int_equal(r.exit_code, 3);
+	msb_exec_result_free(&r);
+
+	msb_exec_result rc_res = { 0 };
+	assert_int_equal(fx.ops->run_code(h, "echo from-code $((6*7))", 10, &rc_res, &err), MSB_OK);
+	assert_string_equal(out_of(&rc_res), "from-code 42\n");
+	msb_exec_result_free(&rc_res);
+
+	assert_int_equal(fx.ops->remove(h, "dir/a.txt", wd, false, &err), MSB_OK);
+	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
+	assert_false(found);
+
+	/* reclaim: a directory the caller made; gone afterwards, and a missing one is success. */
+	r = sh(h, 10, "mkdir -p /msb/work/rc-x/deep && touch /msb/work/rc-x/deep/f");
+	assert_int_equal(r.exit_code, 0);
+	msb_exec_result_free(&r);
+	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
+	assert_int_equal(fx.ops->stat_file(h, "rc-x", wd, &e, &found, &err), MSB_OK);
+	assert_false(found);
+	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
+
+	/* The file operations confine to the working directory. */
+	assert_int_not_equal(fx.ops->write_file(h, "../escape", "x", 1, wd, &err), MSB_OK);
+	msb_error_clear(&err);
+	fx.ops->release(h);
+	dispose("ops", NULL);
+}
+
+/* ---- sharing and isolation --------------------------------------------------------- */
+
+/* A second process (its own loader and instance) meets the same filesystem by key. */
+static void two_processes_share_one_key(void **state)
+{
+	(void)state;
+	int status;
+	/* The writer: another process with its own loader and instance on the same state dir,
+	 * which exits once it has written. */
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		bwrap_fixture mine;
+		if (bwrap_fixture_open(&mine, fx.state, "", NULL))
+			_exit(10);
+		msb_key k = key_of("shared", NULL);
+		msb_sandbox_handle *h = NULL;
+		if (mine.ops->acquire(mine.self, &k, &spec, &h, NULL))
+			_exit(11);
+		if (mine.ops->write_file(h, "from-child.txt", "child", 5, spec.work_dir, NULL))
+			_exit(12);
+		mine.ops->release(h);
+		bwrap_fixture_close(&mine);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	/* The sandbox outlived the process that made it. */
+	msb_sandbox_handle *h = acquire("shared", NULL);
+	msb_buf buf = { 0 };
+	assert_int_equal(fx.ops->read_file(h, "from-child.txt", spec.work_dir, 64, &buf, NULL), MSB_OK);
+	assert_int_equal(buf.len, 5);
+	assert_memory_equal(buf.data, "child", 5);
+	msb_buf_free(&buf);
+	fx.ops->release(h);
+
+	/* A different key never sees it. */
+	msb_sandbox_handle *other = acquire("other", NULL);
+	bool found = true;
+	msb_entry e = { 0 };
+	assert_int_equal(fx.ops->stat_file(other, "from-child.txt", spec.work_dir, &e, &found, NULL), MSB_OK);
+	assert_false(found);
+	fx.ops->release(other);
+	dispose("shared", NULL);
+	dispose("other", NULL);
+}
+
+/* call scope: call_id is part of the sandbox's name. */
+static void call_ids_are_separate_sandboxes(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *a = acquire("calls", "c1");
+	msb_sandbox_handle *b = acquire("calls", "c2");
+	assert_int_equal(fx.ops->write_file(a, "only-c1", "1", 1, spec.work_dir, NULL), MSB_OK);
+	bool found = true;
+	msb_entry e = { 0 };
+	assert_int_equal(fx.ops->stat_file(b, "only-c1", spec.work_dir, &e, &found, NULL), MSB_OK);
+	assert_false(found);
+	fx.ops->release(a);
+	fx.ops->release(b);
+	msb_scope_purge purge = { 0 };
+	fx.ops->dispose_scope(fx.self, "test", "calls", &purge);
+	assert_false(purge.has_undisposed);
+	assert_int_equal(purge.disposed, 2);
+	msb_scope_purge_free(&purge);
+}
+
+/* ---- the boundary ------------------------------------------------------------------ */
+
+static void root_is_read_only_and_work_dir_writable(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("ro", NULL);
+	msb_exec_result r = sh(h, 10, "touch /usr/x 2>&1; touch /x 2>&1; echo w > /msb/work/w && cat /msb/work/w; "
+				      "echo t > /tmp/t && cat /tmp/t; ls /etc");
+	assert_non_null(strstr(out_of(&r), "/usr/x': Read-only file system"));
+	assert_non_null(strstr(out_of(&r), "/x': Read-only file system"));
+	assert_non_null(strstr(out_of(&r), "w\nt\n"));
+	/* Only the pieces of /etc a program needs: no shadow, no ssh, no resolv.conf. */
+	assert_null(strstr(out_of(&r), "shadow"));
+	assert_null(strstr(out_of(&r), "ssh"));
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	dispose("ro", NULL);
+}
+
+static void egress_is_closed(void **state)
+{
+	(void)state;
+	/* A listener in the host's network namespace, on loopback. */
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(lfd >= 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+	socklen_t alen = sizeof a;
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	int port = ntohs(a.sin_port);
+
+	msb_sandbox_handle *h = acquire("net", NULL);
+	msb_exec_result r = sh(h, 10,
+			       "python3 - <<'EOF'\n"
+			       "import socket, errno\n"
+			       "s = socket.socket()\n"
+			       "s.settimeout(2)\n"
+			       "try:\n"
+			       "    s.connect(('127.0.0.1', %d)); print('connected')\n"
+			       "except OSError as e: print('refused', e.errno)\n"
+			       "try:\n"
+			       "    socket.socket(40, socket.SOCK_STREAM); print('vsock opened')\n"
+			       "except OSError as e: print('vsock', e.errno)\n"
+			       "import os; print(sorted(os.listdir('/sys/class/net')) if os.path.exists('/sys/class/net') else 'nosys')\n"
+			       "EOF\n"
+			       "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '",
+			       port);
+	/* The sandbox's loopback is its own: nothing listens there. */
+	assert_non_null(strstr(out_of(&r), "refused 111"));
+	assert_null(strstr(out_of(&r), "connected"));
+	/* vsock reaches the hypervisor host past any network namespace: refused by seccomp. */
+	assert_non_null(strstr(out_of(&r), "vsock 97"));
+	/* One interface: lo. */
+	assert_non_null(strstr(out_of(&r), "\nlo\n"));
+	assert_null(strstr(out_of(&r), "eth"));
+	msb_exec_result_free(&r);
+	/* And the host's listener never saw a connection. */
+	assert_int_equal(accept(lfd, NULL, NULL), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	close(lfd);
+	fx.ops->release(h);
+	dispose("net", NULL);
+}
+
+static void blocked_syscalls_and_no_capabilities(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("sys", NULL);
+	msb_exec_result r = sh(h, 10,
+			       "unshare -U true 2>&1; unshare -n true 2>&1; "
+			       "python3 - <<'EOF'\n"
+			       "import ctypes, os\n"
+			       "libc = ctypes.CDLL(None, use_errno=True)\n"
+			       "for name, nr, args in [('keyctl', 250, (0, 0, 0)), ('ptrace', 101, (0, 0, 0)),\n"
+			       "                       ('bpf', 321, (0, 0, 0)), ('mount', 165, (0, 0, 0)),\n"
+			       "                       ('kexec_load', 246, (0, 0, 0)), ('setns', 308, (0, 0, 0))]:\n"
+			       "    rc = libc.syscall(nr, *args)\n"
+			       "    print(name, rc, ctypes.get_errno())\n"
+			       "EOF\n"
+			       "grep -E '^Cap(Eff|Bnd|Prm)' /proc/self/status; id -u");
+	const char *out = out_of(&r);
+	assert_non_null(strstr(out, "unshare failed: Operation not permitted"));
+	/* EPERM (1) from the filter, for each. */
+	assert_non_null(strstr(out, "keyctl -1 1\n"));
+	assert_non_null(strstr(out, "ptrace -1 1\n"));
+	assert_non_null(strstr(out, "bpf -1 1\n"));
+	assert_non_null(strstr(out, "mount -1 1\n"));
+	assert_non_null(strstr(out, "kexec_load -1 1\n"));
+	assert_non_null(strstr(out, "setns -1 1\n"));
+	/* No capability at all, not even in the bounding set: no CAP_SYS_ADMIN inside. */
+	assert_non_null(strstr(out, "CapPrm:\t0000000000000000"));
+	assert_non_null(strstr(out, "CapEff:\t0000000000000000"));
+	assert_non_null(strstr(out, "CapBnd:\t0000000000000000"));
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	dispose("sys", NULL);
+}
+
+/* ---- limits ------------------------------------------------------------------------ */
+
+static void fork_bomb_is_held(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("bomb", NULL);
+	/* 200 sleepers against pids.max 48: the shell's forks start failing. */
+	msb_exec_result r = sh(h, 20, "i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done 2>&1 | head -n 1; "
+				      "echo made; exit 0");
+	assert_non_null(strstr(out_of(&r), "fork"));
+	msb_exec_result_free(&r);
+	/* The host still forks, and the sandbox still answers once the bomb is killed. */
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	assert_true(p > 0);
+	waitpid(p, NULL, 0);
+	fx.ops->release(h);
+	dispose("bomb", NULL);
+}
+
+static void memory_hog_is_killed(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("hog", NULL);
+	msb_exec_result r = sh(h, 30, "python3 -c 'b = bytearray(400 * 1024 * 1024); b[::4096] = b\"x\" * len(b[::4096]); print(\"survived\")'; "
+				      "echo status $?");
+	/* The memory cgroup's OOM killer takes the hog (SIGKILL: 128 + 9). */
+	assert_null(strstr(out_of(&r), "survived"));
+	assert_non_null(strstr(out_of(&r), "status 137"));
+	msb_exec_result_free(&r);
+	/* The sandbox's agent survives its workload's OOM. */
+	r = sh(h, 10, "echo alive");
+	assert_string_equal(out_of(&r), "alive\n");
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	dispose("hog", NULL);
+}
+
+static void ten_gigabytes_are_bounded(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("disk", NULL);
+	msb_exec_result r = sh(h, 30, "dd if=/dev/zero of=big bs=1M count=10240 2>/dev/null; echo status $?; "
+				      "stat -c %%s big");
+	/* rlimit_fsize 16MiB: dd is stopped by SIGXFSZ (128 + 25) at the limit, not at 10 GB. */
+	assert_non_null(strstr(out_of(&r), "status 153"));
+	assert_non_null(strstr(out_of(&r), "\n16777216\n"));
+	msb_exec_result_free(&r);
+	/* /tmp is a small tmpfs of its own. */
+	r = sh(h, 30, "dd if=/dev/zero of=/tmp/big bs=1M count=100 2>&1 | grep -o 'No space left'");
+	assert_string_equal(out_of(&r), "No space left\n");
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	dispose("disk", NULL);
+}
+
+static long count_procs(const char *procs)
+{
+	FILE *f = fopen(procs, "re");
+	if (!f)
+		return -1;
+	long n = 0, pid;
+	while (fscanf(f, "%ld", &pid) == 1)
+		n++;
+	fclose(f);
+	return n;
+}
+
+/* A daemon that leaves its session and process group is still killed at dispose. */
+static void escaped_daemon_dies_at_dispose(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("daemon", NULL);
+	const msb_driver_box *box = msb_driver_sandbox_box(h);
+	char cgfile[512], pids_procs[512] = "";
+	snprintf(cgfile, sizeof cgfile, "%s/cgroup", box->dir);
+	FILE *f = fopen(cgfile, "re");
+	assert_non_null(f);
+	char kind[16], dir[400];
+	char dirs[8][400];
+	int ndirs = 0;
+	while (fscanf(f, "%15s %399s", kind, dir) == 2 && ndirs < 8) {
+		snprintf(dirs[ndirs++], sizeof dirs[0], "%s", dir);
+		if (strstr(dir, "/pids/"))
+			snprintf(pids_procs, sizeof pids_procs, "%s/cgroup.procs", dir);
+	}
+	fclose(f);
+	assert_true(ndirs > 0);
+	assert_true(pids_procs[0]);
+
+	msb_exec_result r = sh(h, 10, "setsid sh -c 'sleep 1000 & echo $!' > daemon.pid; sleep 0.2; cat daemon.pid");
+	assert_int_equal(r.exit_code, 0);
+	msb_exec_result_free(&r);
+	long before = count_procs(pids_procs);
+	assert_true(before >= 3); /* keeper, bwrap, init, agent, and the daemon */
+	pid_t bwrap_pid = msb_driver_read_live_pid(box);
+	assert_true(bwrap_pid > 0);
+	fx.ops->release(h);
+	dispose("daemon", NULL);
+	/* Nothing of it is left: no member, no cgroup directory, no bwrap. */
+	for (int i = 0; i < ndirs; i++)
+		assert_int_equal(access(dirs[i], F_OK), -1);
+	for (int i = 0; i < 200 && !bwrap_pid_gone(bwrap_pid); i++)
+		usleep(10000);
+	assert_true(bwrap_pid_gone(bwrap_pid));
+}
+
+/* ---- refusals ---------------------------------------------------------------------- */
+
+static void unknown_image_is_refused(void **state)
+{
+	(void)state;
+	msb_spec s = spec;
+	s.image = "no-such-image";
+	msb_key k = key_of("img", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "no-such-image"));
+	assert_non_null(strstr(msb_error_message(&err), "not configured"));
+	msb_error_clear(&err);
+	dispose("img", NULL);
+}
+
+/* A configured image root: only its entries are there (no host /usr). */
+static char image_root[64];
+
+static void configured_image_is_the_root(void **state)
+{
+	(void)state;
+	msb_spec s = spec;
+	s.image = "tiny";
+	msb_sandbox_handle *h = NULL;
+	msb_key k = key_of("tiny", NULL);
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = fx.ops->acquire(fx.self, &k, &s, &h, &err);
+	if (rc)
+		fprintf(stderr, "%s\n", msb_error_message(&err));
+	assert_int_equal(rc, MSB_OK);
+	assert_int_equal(fx.ops->write_file(h, "x", "y", 1, s.work_dir, &err), MSB_OK);
+	bool found = false;
+	msb_entry e = { 0 };
+	assert_int_equal(fx.ops->stat_file(h, "x", s.work_dir, &e, &found, &err), MSB_OK);
+	assert_true(found);
+	free(e.path);
+	/* No shell in this image: the host's /usr is not there to provide one. */
+	const char *argv[] = { "/usr/bin/true", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 5 };
+	msb_exec_result r = { 0 };
+	rc = fx.ops->exec(h, &req, &r, &err);
+	assert_true(rc != MSB_OK || r.exit_code != 0);
+	msb_exec_result_free(&r);
+	msb_error_clear(&err);
+	fx.ops->release(h);
+	dispose("tiny", NULL);
+}
+
+int main(void)
+{
+	char why[256];
+	if (!bwrap_fixture_usable(why, sizeof why)) {
+		printf("skip: %s\n", why);
+		return MSB_TEST_SKIP;
+	}
+	/* Orphaned keepers of disposed sandboxes come back here to be reaped. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	snprintf(image_root, sizeof image_root, "/tmp/msb-bwrap-image-XXXXXX");
+	if (!mkdtemp(image_root) || chmod(image_root, 0755) != 0)
+		return 1;
+	char marker[128];
+	snprintf(marker, sizeof marker, "%s/etc", image_root);
+	mkdir(marker, 0755);
+	char extra[256];
+	snprintf(extra, sizeof extra, "images:\n  tiny: %s\n", image_root);
+	msb_error err = MSB_ERROR_INIT;
+	if (bwrap_fixture_open(&fx, NULL, extra, &err)) {
+		fprintf(stderr, "cannot open the bwrap plugin: %s\n", msb_error_message(&err));
+		return 1;
+	}
+	msb_spec_init(&spec, "bwrap-test");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_operation),
+		cmocka_unit_test(two_processes_share_one_key),
+		cmocka_unit_test(call_ids_are_separate_sandboxes),
+		cmocka_unit_test(root_is_read_only_and_work_dir_writable),
+		cmocka_unit_test(egress_is_closed),
+		cmocka_unit_test(blocked_syscalls_and_no_capabilities),
+		cmocka_unit_test(fork_bomb_is_held),
+		cmocka_unit_test(memory_hog_is_killed),
+		cmocka_unit_test(ten_gigabytes_are_bounded),
+		cmocka_unit_test(escaped_daemon_dies_at_dispose),
+		cmocka_unit_test(unknown_image_is_refused),
+		cmocka_unit_test(configured_image_is_the_root),
+	};
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	/* A failed case returns early; its sandbox is disposed here, before the leak check. */
+	static const char *const threads[] = { "ops", "shared", "other", "calls", "ro", "net", "sys",
+					       "bomb", "hog", "disk", "daemon", "img", "tiny" };
+	for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+		msb_scope_purge purge = { 0 };
+		fx.ops->dispose_scope(fx.self, "test", threads[i], &purge);
+		msb_scope_purge_free(&purge);
+	}
+	bwrap_fixture_close(&fx);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	int leaks = bwrap_fixture_leaks(&fx);
+	rmdir(marker);
+	rmdir(image_root);
+	return failed || leaks ? 1 : 0;
+}
