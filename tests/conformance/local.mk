@@ -1,1 +1,77 @@
-# tests/conformance: rules for this area.
+# tests/conformance: the conformance kit held to its own promise. One fixture backend
+# (fixture.c, a temp-dir host filesystem over the SDK confinement helpers) built honest, minimal,
+# and once per deliberate defect; test_conformance asserts the honest one passes every case and
+# each broken one is caught by the case meant to catch it. run_all.sh runs the kit over every
+# shipped plugin through `msb conformance`.
+CONF_FIXTURE_LDFLAGS = $(FIXTURE_LINKFLAGS)
+CONF_FIXTURE_LIBADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
+
+check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minimal.la tests/conformance/conf_fake_run_code.la tests/conformance/conf_ignore_wd.la tests/conformance/conf_follow_symlink.la tests/conformance/conf_silent_dispose.la tests/conformance/conf_leak_calls.la tests/conformance/conf_join_argv.la tests/conformance/conf_kill_child_only.la tests/conformance/conf_open_egress.la tests/conformance/conf_truncate_read.la tests/conformance/conf_no_output_cap.la
+
+tests_conformance_conf_good_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_good_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_NONE -DFIXTURE_NAME=\"conf_good\"
+tests_conformance_conf_good_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_good_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_minimal_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_minimal_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_NONE -DFIXTURE_NAME=\"conf_minimal\" -DFIXTURE_MINIMAL
+tests_conformance_conf_minimal_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_minimal_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_fake_run_code_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_fake_run_code_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_FAKE_RUN_CODE -DFIXTURE_NAME=\"conf_fake_run_code\"
+tests_conformance_conf_fake_run_code_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_fake_run_code_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_ignore_wd_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_ignore_wd_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_IGNORE_WD -DFIXTURE_NAME=\"conf_ignore_wd\"
+tests_conformance_conf_ignore_wd_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_ignore_wd_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_follow_symlink_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_follow_symlink_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_FOLLOW_SYMLINK -DFIXTURE_NAME=\"conf_follow_symlink\"
+tests_conformance_conf_follow_symlink_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_follow_symlink_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_silent_dispose_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_silent_dispose_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_SILENT_DISPOSE -DFIXTURE_NAME=\"conf_silent_dispose\"
+tests_conformance_conf_silent_dispose_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_silent_dispose_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_leak_calls_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_leak_calls_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_LEAK_CALLS -DFIXTURE_NAME=\"conf_leak_calls\"
+tests_conformance_conf_leak_calls_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_leak_calls_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_join_argv_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_join_argv_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_JOIN_ARGV -DFIXTURE_NAME=\"conf_join_argv\"
+tests_conformance_conf_join_argv_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_join_argv_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_kill_child_only_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_kill_child_only_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_KILL_CHILD_ONLY -DFIXTURE_NAME=\"conf_kill_child_only\"
+tests_conformance_conf_kill_child_only_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_kill_child_only_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_open_egress_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_open_egress_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_OPEN_EGRESS -DFIXTURE_NAME=\"conf_open_egress\"
+tests_conformance_conf_open_egress_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_open_egress_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_truncate_read_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_truncate_read_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_TRUNCATE_READ -DFIXTURE_NAME=\"conf_truncate_read\"
+tests_conformance_conf_truncate_read_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_truncate_read_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_no_output_cap_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_no_output_cap_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_NO_OUTPUT_CAP -DFIXTURE_NAME=\"conf_no_output_cap\"
+tests_conformance_conf_no_output_cap_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_no_output_cap_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+
+check_PROGRAMS += tests/conformance/test_conformance
+TESTS += tests/conformance/test_conformance
+tests_conformance_test_conformance_SOURCES = tests/conformance/test_conformance.c
+tests_conformance_test_conformance_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_conformance_test_conformance_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la \
+	sdk/libmsb-sdk.la $(CMOCKA_LIBS)

@@ -1,0 +1,246 @@
+/*
+ * test_conformance.c — the conformance kit against its own fixture backend: the honest
+ * fixture passes every case it applies to, the minimal one gets NOT APPLICABLE (never a
+ * pass) for what it does not declare, and each deliberately broken fixture is caught by the
+ * case meant to catch it, with a message naming what was expected and what was seen.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <msb/conformance.h>
+
+#include "msb_test.h"
+
+#define FIXTURE(name) MSB_TEST_MODULE("tests/conformance", name)
+
+static msb_conformance_report *run_fixture(const char *path, const char *const *suites)
+{
+	msb_conformance_options opts = MSB_CONFORMANCE_OPTIONS_INIT;
+	opts.suites = suites;
+	opts.run_code_language = "sh";
+	msb_conformance_report *report = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = msb_conformance_run_file(path, NULL, &opts, &report, &err);
+	if (rc != MSB_OK)
+		fprintf(stderr, "conformance run of %s: %s: %s\n", path, msb_errc_name(rc),
+			msb_error_message(&err));
+	assert_int_equal(rc, MSB_OK);
+	assert_non_null(report);
+	msb_error_clear(&err);
+	return report;
+}
+
+static void assert_outcome(const msb_conformance_report *r, const char *suite, const char *name,
+			   msb_conformance_outcome want)
+{
+	const msb_conformance_case *c = msb_conformance_report_find(r, suite, name);
+	if (!c)
+		fail_msg("no case %s/%s in the report", suite, name);
+	if (c->outcome != want) {
+		msb_conformance_report_write_text(r, stderr);
+		fail_msg("%s/%s: wanted %s, got %s", suite, name, msb_conformance_outcome_name(want),
+			 msb_conformance_outcome_name(c->outcome));
+	}
+}
+
+static void test_good_fixture_passes_every_case(void **state)
+{
+	(void)state;
+	msb_conformance_report *r = run_fixture(FIXTURE("conf_good"), NULL);
+	if (msb_conformance_report_count(r, MSB_CONFORMANCE_FAIL))
+		msb_conformance_report_write_text(r, stderr);
+	assert_int_equal(msb_conformance_report_count(r, MSB_CONFORMANCE_FAIL), 0);
+	/*
+	 * It declares everything the kit checks but allowlist egress (and closed egress only
+	 * where it can make a network namespace), so nothing else may be waved through as NA.
+	 */
+	for (size_t i = 0; i < r->len; i++)
+		if (r->cases[i].outcome == MSB_CONFORMANCE_NOT_APPLICABLE &&
+		    strcmp(r->cases[i].suite, "egress") != 0)
+			fail_msg("%s/%s not applicable: %s", r->cases[i].suite, r->cases[i].name,
+				 r->cases[i].reason);
+	assert_outcome(r, "egress", "allowlist-listed-answers", MSB_CONFORMANCE_NOT_APPLICABLE);
+	static const char *const must_pass[][2] = {
+		{ "exec", "argv-verbatim" },          { "exec", "timeout-kills-tree" },
+		{ "exec", "working-directory" },
+		{ "exec", "output-cap" },             { "run_code", "evaluates" },
+		{ "run_code", "deadline-from-the-call" },
+		{ "files", "working-directory-honoured" }, { "files", "read-refuses-link" },
+		{ "files", "write-refuses-linked-parent" }, { "files", "read-max-bytes-refused" },
+		{ "files", "reclaim-missing-is-success" }, { "files", "reclaim-removes-tree" },
+		{ "scope", "calls-apart" },           { "scope", "call-leftovers-unreachable" },
+		{ "disposal", "failed-dispose-reported" }, { "disposal", "dispose-scope-counts" },
+	};
+	for (size_t i = 0; i < sizeof(must_pass) / sizeof(must_pass[0]); i++)
+		assert_outcome(r, must_pass[i][0], must_pass[i][1], MSB_CONFORMANCE_PASS);
+	const msb_conformance_case *closed = msb_conformance_report_find(r, "egress", "closed-reaches-nothing");
+	assert_non_null(closed);
+	/* Where no network namespace can be made the fixture declares no egress: NA, not pass. */
+	assert_true(closed->outcome == MSB_CONFORMANCE_PASS ||
+		    closed->outcome == MSB_CONFORMANCE_NOT_APPLICABLE);
+	msb_conformance_report_free(r);
+}
+
+static void test_undeclared_is_not_applicable(void **state)
+{
+	(void)state;
+	msb_conformance_report *r = run_fixture(FIXTURE("conf_minimal"), NULL);
+	assert_int_equal(msb_conformance_report_count(r, MSB_CONFORMANCE_FAIL), 0);
+	assert_outcome(r, "run_code", "evaluates", MSB_CONFORMANCE_NOT_APPLICABLE);
+	assert_outcome(r, "files", "read-back", MSB_CONFORMANCE_NOT_APPLICABLE);
+	assert_outcome(r, "files", "list-names-entries", MSB_CONFORMANCE_NOT_APPLICABLE);
+	assert_outcome(r, "files", "remove-refuses", MSB_CONFORMANCE_NOT_APPLICABLE);
+	assert_outcome(r, "scope", "calls-apart", MSB_CONFORMANCE_NOT_APPLICABLE);
+	assert_outcome(r, "egress", "allowlist-listed-answers", MSB_CONFORMANCE_NOT_APPLICABLE);
+	/* What it does declare is still checked. */
+	assert_outcome(r, "exec", "argv-verbatim", MSB_CONFORMANCE_PASS);
+	assert_outcome(r, "files", "write-refuses-onto-link", MSB_CONFORMANCE_PASS);
+	assert_outcome(r, "files", "reclaim-removes-tree", MSB_CONFORMANCE_PASS);
+	const msb_conformance_case *c = msb_conformance_report_find(r, "run_code", "evaluates");
+	assert_non_null(strstr(c->reason, "run_code"));
+	msb_conformance_report_free(r);
+}
+
+/* Each broken fixture, the suite to run, and the case that must catch it. */
+static const struct {
+	const char *fixture, *suite, *name, *seen_word;
+} caught[] = {
+	{ "conf_fake_run_code", "run_code", "evaluates", "not evaluated" },
+	{ "conf_ignore_wd", "files", "working-directory-honoured", "not there" },
+	{ "conf_follow_symlink", "files", "read-refuses-link", "SECRET" },
+	{ "conf_follow_symlink", "files", "stat-link-not-followed", "kind=" },
+	{ "conf_silent_dispose", "disposal", "failed-dispose-reported", "survived" },
+	{ "conf_leak_calls", "scope", "calls-apart", "visible to call-2" },
+	{ "conf_join_argv", "exec", "argv-verbatim", "stdout was" },
+	{ "conf_kill_child_only", "exec", "timeout-kills-tree", "grandchild survived" },
+	{ "conf_open_egress", "egress", "closed-reaches-nothing", "reached the kit's peer" },
+	{ "conf_truncate_read", "files", "read-max-bytes-refused", "returned 4 bytes" },
+	{ "conf_no_output_cap", "exec", "output-cap", "200000 bytes of stdout" },
+};
+
+static void test_broken_fixture_caught(void **state)
+{
+	size_t i = (size_t)(uintptr_t)*state;
+	char path[1024];
+	snprintf(path, sizeof(path), "%s", MSB_TOP_BUILDDIR "/tests/conformance/.libs/");
+	strncat(path, caught[i].fixture, sizeof(path) - strlen(path) - 4);
+	strcat(path, ".so");
+	const char *suites[] = { caught[i].suite, NULL };
+	msb_conformance_report *r = run_fixture(path, suites);
+	const msb_conformance_case *c = msb_conformance_report_find(r, caught[i].suite, caught[i].name);
+	assert_non_null(c);
+	if (c->outcome == MSB_CONFORMANCE_NOT_APPLICABLE &&
+	    strcmp(caught[i].fixture, "conf_open_egress") != 0)
+		fail_msg("%s/%s not applicable: %s", caught[i].suite, caught[i].name, c->reason);
+	if (c->outcome != MSB_CONFORMANCE_FAIL)
+		msb_conformance_report_write_text(r, stderr);
+	assert_int_equal(c->outcome, MSB_CONFORMANCE_FAIL);
+	assert_non_null(c->expected);
+	assert_true(c->expected[0] != '\0');
+	assert_non_null(c->seen);
+	if (!strstr(c->seen, caught[i].seen_word))
+		fail_msg("%s/%s: seen \"%s\" lacks \"%s\"", caught[i].suite, caught[i].name, c->seen,
+			 caught[i].seen_word);
+	msb_conformance_report_free(r);
+}
+
+static void test_unknown_suite_refused(void **state)
+{
+	(void)state;
+	msb_conformance_options opts = MSB_CONFORMANCE_OPTIONS_INIT;
+	const char *suites[] = { "exec", "nosuch", NULL };
+	opts.suites = suites;
+	msb_conformance_report *r = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_conformance_run_file(FIXTURE("conf_good"), NULL, &opts, &r, &err), MSB_E_VALUE);
+	assert_null(r);
+	assert_non_null(strstr(msb_error_message(&err), "unknown suite 'nosuch'"));
+	msb_error_clear(&err);
+}
+
+static void test_missing_plugin_refused(void **state)
+{
+	(void)state;
+	msb_conformance_report *r = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = msb_conformance_run_file(MSB_TOP_BUILDDIR "/no/such/plugin.so", NULL, NULL, &r, &err);
+	assert_int_not_equal(rc, MSB_OK);
+	assert_null(r);
+	assert_non_null(strstr(msb_error_message(&err), "plugin.so"));
+	msb_error_clear(&err);
+}
+
+static char *render(const msb_conformance_report *r,
+		    int (*write)(const msb_conformance_report *, FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(write(r, f), 0);
+	fclose(f);
+	return text;
+}
+
+static void test_report_formats(void **state)
+{
+	(void)state;
+	const char *suites[] = { "exec", "run_code", NULL };
+	msb_conformance_report *bad = run_fixture(FIXTURE("conf_join_argv"), suites);
+	msb_conformance_report *na = run_fixture(FIXTURE("conf_minimal"), suites);
+
+	char *json = render(bad, msb_conformance_report_write_json);
+	assert_non_null(strstr(json, "\"backend\":\"conf_join_argv\""));
+	assert_non_null(strstr(json, "{\"suite\":\"exec\",\"case\":\"argv-verbatim\",\"outcome\":\"fail\""));
+	assert_non_null(strstr(json, "\"expected\":"));
+	assert_non_null(strstr(json, "\"seen\":"));
+	free(json);
+
+	char *tap = render(bad, msb_conformance_report_write_tap);
+	assert_non_null(strstr(tap, "TAP version 13\n1.."));
+	assert_non_null(strstr(tap, "not ok 2 - exec/argv-verbatim\n  ---\n  expected: "));
+	assert_non_null(strstr(tap, "ok 1 - exec/runs-a-program\n"));
+	free(tap);
+
+	tap = render(na, msb_conformance_report_write_tap);
+	assert_non_null(strstr(tap, "- run_code/evaluates # SKIP not applicable: the backend does not declare run_code"));
+	assert_null(strstr(tap, "not ok"));
+	free(tap);
+
+	char *text = render(na, msb_conformance_report_write_text);
+	assert_non_null(strstr(text, "run_code: not applicable — the backend does not declare run_code"));
+	free(text);
+	text = render(bad, msb_conformance_report_write_text);
+	assert_non_null(strstr(text, "FAIL"));
+	assert_non_null(strstr(text, "argv-verbatim"));
+	assert_non_null(strstr(text, "expected: "));
+	free(text);
+	msb_conformance_report_free(bad);
+	msb_conformance_report_free(na);
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[32];
+	size_t n = 0;
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_good_fixture_passes_every_case);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_undeclared_is_not_applicable);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_unknown_suite_refused);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_missing_plugin_refused);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_report_formats);
+	static char names[sizeof(caught) / sizeof(caught[0])][128];
+	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++) {
+		snprintf(names[i], sizeof(names[i]), "caught: %s by %s/%s", caught[i].fixture,
+			 caught[i].suite, caught[i].name);
+		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_broken_fixture_caught,
+									(void *)(uintptr_t)i);
+		tests[n++].name = names[i];
+	}
+	return _cmocka_run_group_tests("conformance", tests, n, NULL, NULL);
+}
