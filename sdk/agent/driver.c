@@ -233,7 +233,13 @@ static bool kill_recorded(msb_backend_instance *inst, driver_paths *p, msb_dispo
 static bool remove_dir(msb_backend_instance *inst, driver_paths *p, msb_disposal_failure *f)
 {
 	msb_error e = MSB_ERROR_INIT;
-	msb_errc rc = msb_confine_reclaim(p->dir, inst->config.state_dir, &e);
+	/*
+	 * The work directory first: it is what a guest can make hard to remove, and while it
+	 * fails the metadata stays, so a later dispose or dispose_scope still finds the sandbox.
+	 */
+	msb_errc rc = msb_confine_reclaim(p->work, p->dir, &e);
+	if (rc == MSB_OK)
+		rc = msb_confine_reclaim(p->dir, inst->config.state_dir, &e);
 	struct stat st;
 	if (rc == MSB_OK && lstat(p->dir, &st) < 0 && errno == ENOENT) {
 		msb_error_clear(&e);

@@ -11,3 +11,15 @@ tests_backends_bwrap_backend_SOURCES = tests/backends/bwrap_backend.c tests/back
 tests_backends_bwrap_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_bwrap_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_bwrap_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la plugins/bwrap/bwrap.la sdk/agent/msb-agent
+
+# The process backend, for real (process_*).
+check_PROGRAMS += tests/backends/process_test tests/backends/process_helper
+TESTS += tests/backends/process_test
+tests_backends_process_test_SOURCES = tests/backends/process_test.c
+tests_backends_process_test_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_process_test_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_process_test_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent plugins/process/process.la tests/backends/process_helper
+tests_backends_process_helper_SOURCES = tests/backends/process_helper.c
+tests_backends_process_helper_CFLAGS = $(WARN_CFLAGS)
+tests_backends_process_helper_LDFLAGS =

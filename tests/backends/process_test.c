@@ -1,0 +1,693 @@
+/*
+ * process_test.c — the `process` backend, for real: loaded with the loader like any plugin,
+ * every operation through its descriptor, sandboxes shared across processes by key,
+ * disposal that leaves no process (checked by pid namespace) and no directory, closed
+ * egress against a listener the test runs on the host's loopback, and a guest that forks
+ * without end, eats memory, writes a huge file, burns CPU or detaches a daemon.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <msb/driver.h>
+#include <msb/loader.h>
+
+#include "msb_test.h"
+
+#define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
+#define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+#define HELPER MSB_TOP_BUILDDIR "/tests/backends/process_helper"
+#define WORK MSB_DEFAULT_WORK_DIR
+
+static char state_dir[64];
+
+/* A flat `config:` map of scalars, built the way the config loader would. */
+typedef struct cfg {
+	msb_node root;
+	msb_node_pair pairs[16];
+	msb_node vals[16];
+} cfg;
+
+static void cfg_add(cfg *c, const char *key, const char *value)
+{
+	size_t i = c->root.len++;
+	c->vals[i] = (msb_node){ .kind = MSB_NODE_SCALAR, .file = "<test>", .path = key,
+				 .line = 1, .column = 1, .scalar = value };
+	c->pairs[i] = (msb_node_pair){ .key = key, .key_line = 1, .key_column = 1,
+				       .value = &c->vals[i] };
+}
+
+static void cfg_init(cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->root = (msb_node){ .kind = MSB_NODE_MAP, .file = "<test>", .path = "config", .line = 1,
+			      .column = 1, .pairs = c->pairs };
+	cfg_add(c, "state_dir", state_dir);
+	cfg_add(c, "agent", AGENT);
+	cfg_add(c, "run_code", "sh");
+	cfg_add(c, "timeout", "30");
+}
+
+typedef struct fixture {
+	msb_loader *loader;
+	msb_backend *backend;
+	const struct msb_backend_v27 *ops;
+	msb_backend_instance *inst;
+	msb_spec spec;
+} fixture;
+
+static void fixture_open(fixture *f, cfg *c)
+{
+	msb_error err = MSB_ERROR_INIT;
+	const msb_plugin *plugin;
+	memset(f, 0, sizeof *f);
+	if (msb_loader_new(&f->loader, &err) != MSB_OK ||
+	    msb_loader_load(f->loader, PLUGIN, &plugin, &err) != MSB_OK ||
+	    msb_backend_open(plugin, &c->root, NULL, NULL, &f->backend, &err) != MSB_OK) {
+		fprintf(stderr, "opening the process backend: %s\n", msb_error_message(&err));
+		fail();
+	}
+	f->ops = msb_backend_ops(f->backend);
+	f->inst = msb_backend_instance_of(f->backend);
+	msb_spec_init(&f->spec, "default");
+}
+
+static void fixture_close(fixture *f)
+{
+	msb_backend_close(f->backend);
+	msb_loader_free(f->loader);
+}
+
+static msb_sandbox_handle *acquire(fixture *f, const msb_key *key)
+{
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	if (f->ops->acquire(f->inst, key, &f->spec, &h, &err) != MSB_OK) {
+		fprintf(stderr, "acquire: %s\n", msb_error_message(&err));
+		fail();
+	}
+	return h;
+}
+
+static msb_exec_result run(fixture *f, msb_sandbox_handle *h, double timeout,
+			   const char *const *argv)
+{
+	msb_exec_request req = { .argv = argv, .timeout = timeout };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	if (f->ops->exec(h, &req, &res, &err) != MSB_OK) {
+		fprintf(stderr, "exec %s: %s\n", argv[0], msb_error_message(&err));
+		fail();
+	}
+	return res;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static pid_t agent_pid(msb_sandbox_handle *h)
+{
+	return msb_driver_read_live_pid(msb_driver_sandbox_box(h));
+}
+
+/* The pid namespace of `pid` ("pid:[4026…]"), so processes inside can be counted from here. */
+static void pid_ns_of(pid_t pid, char *out, size_t n)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/ns/pid", (long)pid);
+	ssize_t len = readlink(path, out, n - 1);
+	out[len > 0 ? len : 0] = '\0';
+}
+
+/* Live (non-zombie) processes in pid namespace `ns`. */
+static int count_in_ns(const char *ns)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int count = 0;
+	while ((de = readdir(d))) {
+		char path[300], link[64], stat[512];
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/ns/pid", de->d_name);
+		ssize_t n = readlink(path, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, ns))
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		FILE *fp = fopen(path, "r");
+		if (!fp)
+			continue;
+		size_t got = fread(stat, 1, sizeof stat - 1, fp);
+		fclose(fp);
+		stat[got] = '\0';
+		char *p = strrchr(stat, ')');
+		if (p && p[2] != 'Z' && p[2] != 'X')
+			count++;
+	}
+	closedir(d);
+	return count;
+}
+
+/* Gone: no such process, or a zombie its (non-test) parent has not reaped yet. */
+static bool pid_gone(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return true;
+	size_t n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static bool path_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+static bool dispose_key(fixture *f, const msb_key *key, msb_disposal_failure *failure)
+{
+	return f->ops->dispose(f->inst, key, failure);
+}
+
+static void test_names(void **state)
+{
+	/* call scope folds call_id in; the fields are length-prefixed, never concatenated. */
+	msb_key a = { "s", "t", "d", "" }, b = { "s", "t", "d", "call-1" };
+	msb_key c = { "ab", "c", "", "" }, d = { "a", "bc", "", "" };
+	char na[36], nb[36], nc[36], nd[36], nk[36];
+	msb_driver_sandbox_name(&a, "default", na);
+	msb_driver_sandbox_name(&b, "default", nb);
+	msb_driver_sandbox_name(&c, "default", nc);
+	msb_driver_sandbox_name(&d, "default", nd);
+	msb_driver_sandbox_name(&a, "other", nk);
+	assert_string_not_equal(na, nb);
+	assert_string_not_equal(nc, nd);
+	assert_string_not_equal(na, nk);
+	assert_int_equal(strlen(na), 35);
+	assert_memory_equal(na, "sb-", 3);
+	assert_int_equal(strspn(na + 3, "0123456789abcdef"), 32);
+	/* A key made of path syntax still names a plain hex directory. */
+	msb_key evil = { "../../etc", "/x", "..", "a/b" };
+	msb_driver_sandbox_name(&evil, "../k", na);
+	assert_int_equal(strspn(na + 3, "0123456789abcdef"), 32);
+}
+
+static void test_config_refused(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	cfg_add(&c, "rlimit_nprocs", "5"); /* a typo must not read as "not stated" */
+	msb_loader *loader;
+	const msb_plugin *plugin;
+	msb_backend *b = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_loader_new(&loader, &err), MSB_OK);
+	assert_int_equal(msb_loader_load(loader, PLUGIN, &plugin, &err), MSB_OK);
+	assert_int_not_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
+	assert_int_equal(err.code, MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "rlimit_nprocs"));
+	msb_error_clear(&err);
+	/* The declarations are exactly what the driver implements, and os_process. */
+	assert_int_equal(msb_plugin_isolation(plugin), MSB_ISO_OS_PROCESS);
+	const msb_effective_declarations *d = msb_plugin_declarations(plugin);
+	msb_set want = MSB_BIT(MSB_CAP_EXEC) | MSB_BIT(MSB_CAP_RUN_CODE) |
+		       MSB_BIT(MSB_CAP_FILES_IN) | MSB_BIT(MSB_CAP_FILES_OUT) |
+		       MSB_BIT(MSB_CAP_FILES_LIST) | MSB_BIT(MSB_CAP_FILES_DELETE);
+	assert_int_equal(d->capabilities, want);
+	assert_int_equal(d->egress_modes, MSB_BIT(MSB_EGRESS_CLOSED));
+	assert_int_equal(d->isolation_scopes,
+			 MSB_BIT(MSB_SCOPE_CONVERSATION) | MSB_BIT(MSB_SCOPE_CALL));
+	msb_loader_free(loader);
+}
+
+static void test_operations(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "ops", "t", "agent", "" };
+	msb_sandbox_handle *h = acquire(&f, &key);
+	msb_error err = MSB_ERROR_INIT;
+
+	msb_exec_result r = run(&f, h, 10, (const char *const[]){ "echo", "a b", NULL });
+	assert_string_equal((char *)r.out.data, "a b\n");
+	msb_exec_result_free(&r);
+
+	assert_int_equal(f.ops->run_code(h, "echo code; exit 2", 10, &r, &err), MSB_OK);
+	assert_string_equal((char *)r.out.data, "code\n");
+	assert_int_equal(r.exit_code, 2);
+	msb_exec_result_free(&r);
+
+	/* files_in, then the same file seen by a command: one work directory. */
+	assert_int_equal(f.ops->write_file(h, "dir/a.txt", "hello", 5, WORK, &err), MSB_OK);
+	r = run(&f, h, 10, (const char *const[]){ "cat", "dir/a.txt", NULL });
+	assert_string_equal((char *)r.out.data, "hello");
+	msb_exec_result_free(&r);
+
+	msb_buf buf = { 0 };
+	assert_int_equal(f.ops->read_file(h, "dir/a.txt", WORK, 100, &buf, &err), MSB_OK);
+	assert_string_equal((char *)buf.data, "hello");
+	msb_buf_free(&buf);
+	assert_int_equal(f.ops->read_file(h, "dir/a.txt", WORK, 2, &buf, &err),
+			 MSB_E_TRANSFER_CAP_EXCEEDED);
+	msb_error_clear(&err);
+	msb_buf_free(&buf);
+
+	msb_entry e = { 0 };
+	bool found = false;
+	assert_int_equal(f.ops->stat_file(h, "dir/a.txt", WORK, &e, &found, &err), MSB_OK);
+	assert_true(found);
+	assert_int_equal(e.kind, MSB_ENTRY_FILE);
+	assert_int_equal(e.size_bytes, 5);
+	free(e.path);
+
+	r = run(&f, h, 10, (const char *const[]){ "ln", "-s", "/etc/passwd", "dir/link", NULL });
+	msb_exec_result_free(&r);
+	msb_entry_list list = { 0 };
+	assert_int_equal(f.ops->list_dir(h, "dir", WORK, &list, &err), MSB_OK);
+	assert_int_equal(list.len, 2);
+	assert_string_equal(list.items[0].path, "dir/a.txt");
+	assert_string_equal(list.items[1].path, "dir/link");
+	assert_int_equal(list.items[1].kind, MSB_ENTRY_SYMLINK);
+	msb_entry_list_free(&list);
+	/* Confined in the guest: a link is never followed, an escape never made. */
+	assert_int_equal(f.ops->read_file(h, "dir/link", WORK, 1 << 20, &buf, &err), MSB_E_VALUE);
+	msb_error_clear(&err);
+	assert_int_equal(f.ops->write_file(h, "../escape", "x", 1, WORK, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "../escape"));
+	msb_error_clear(&err);
+
+	assert_int_equal(f.ops->remove(h, "dir", WORK, false, &err), MSB_E_IS_DIR);
+	msb_error_clear(&err);
+	assert_int_equal(f.ops->remove(h, "dir", WORK, true, &err), MSB_OK);
+	assert_int_equal(f.ops->stat_file(h, "dir", WORK, &e, &found, &err), MSB_OK);
+	assert_false(found);
+
+	r = run(&f, h, 10, (const char *const[]){ "mkdir", "-p", "run-1/x/y", NULL });
+	msb_exec_result_free(&r);
+	assert_int_equal(f.ops->reclaim(h, WORK "/run-1", WORK, 10, &err), MSB_OK);
+	assert_int_equal(f.ops->reclaim(h, WORK "/run-1", WORK, 10, &err), MSB_OK); /* gone is fine */
+	assert_int_equal(f.ops->stat_file(h, "run-1", WORK, &e, &found, &err), MSB_OK);
+	assert_false(found);
+
+	const msb_driver_box *box = msb_driver_sandbox_box(h);
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s", box->dir);
+	f.ops->release(h);
+	msb_disposal_failure fail_ = { 0 };
+	assert_false(dispose_key(&f, &key, &fail_));
+	assert_false(path_exists(dir));
+	fixture_close(&f);
+}
+
+/* A child process: acquire `key`, leave a file named after itself, report the agent's pid. */
+static void child_acquire(const msb_key *key, int report_fd, int index)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_sandbox_handle *h = acquire(&f, key);
+	char name[32];
+	snprintf(name, sizeof name, "from-%d", index);
+	msb_error err = MSB_ERROR_INIT;
+	if (f.ops->write_file(h, name, "x", 1, WORK, &err) != MSB_OK)
+		_exit(2);
+	pid_t pid = agent_pid(h);
+	if (write(report_fd, &pid, sizeof pid) != sizeof pid)
+		_exit(3);
+	f.ops->release(h);
+	fixture_close(&f);
+	_exit(0);
+}
+
+static void test_two_processes_one_sandbox(void **state)
+{
+	msb_key key = { "shared", "t", "agent", "" };
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t kids[2];
+	for (int i = 0; i < 2; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0)
+			child_acquire(&key, p[1], i);
+	}
+	close(p[1]);
+	pid_t agents[2] = { 0, 0 };
+	for (int i = 0; i < 2; i++) {
+		int status;
+		assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(read(p[0], agents, sizeof agents), sizeof agents);
+	close(p[0]);
+	assert_true(agents[0] > 0);
+	assert_int_equal(agents[0], agents[1]); /* the race met one sandbox */
+
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_sandbox_handle *h = acquire(&f, &key);
+	assert_int_equal(agent_pid(h), agents[0]); /* the sandbox outlived both processes */
+	msb_entry_list list = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(f.ops->list_dir(h, "", WORK, &list, &err), MSB_OK);
+	assert_int_equal(list.len, 2);
+	assert_string_equal(list.items[0].path, "from-0");
+	assert_string_equal(list.items[1].path, "from-1");
+	msb_entry_list_free(&list);
+	f.ops->release(h);
+	msb_disposal_failure fl = { 0 };
+	assert_false(dispose_key(&f, &key, &fl));
+	assert_true(pid_gone(agents[0]));
+	fixture_close(&f);
+}
+
+static void test_dispose_kills_escaped_daemon(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "daemon", "t", "agent", "" };
+	msb_sandbox_handle *h = acquire(&f, &key);
+	/* A daemon that leaves its command's session and process group, and a plain child. */
+	msb_exec_result r = run(&f, h, 10, (const char *const[]){
+		"sh", "-c", "setsid sh -c 'sleep 1000' </dev/null >/dev/null 2>&1 & "
+			    "sleep 1000 </dev/null >/dev/null 2>&1 & echo started", NULL });
+	assert_string_equal((char *)r.out.data, "started\n");
+	msb_exec_result_free(&r);
+	pid_t agent = agent_pid(h);
+	char ns[64];
+	pid_ns_of(agent, ns, sizeof ns);
+	assert_true(strlen(ns) > 0);
+	assert_true(count_in_ns(ns) >= 3); /* agent, daemon, child (and a connection server) */
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
+	f.ops->release(h);
+	msb_disposal_failure fl = { 0 };
+	assert_false(dispose_key(&f, &key, &fl));
+	assert_null(fl.detail);
+	for (int i = 0; i < 200 && count_in_ns(ns) > 0; i++)
+		sleep_ms(5);
+	assert_int_equal(count_in_ns(ns), 0);
+	assert_false(path_exists(dir));
+	fixture_close(&f);
+}
+
+static void test_dispose_scope_counts(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key k1 = { "scope-x", "thread-1", "a1", "" }, k2 = { "scope-x", "thread-1", "a2", "c9" };
+	msb_key other = { "scope-x", "thread-2", "a1", "" };
+	msb_sandbox_handle *h1 = acquire(&f, &k1), *h2 = acquire(&f, &k2), *h3 = acquire(&f, &other);
+	pid_t p1 = agent_pid(h1), p2 = agent_pid(h2), p3 = agent_pid(h3);
+	assert_true(p1 != p2 && p2 != p3);
+	f.ops->release(h1);
+	f.ops->release(h2);
+	msb_scope_purge purge = { 0 };
+	f.ops->dispose_scope(f.inst, "scope-x", "thread-1", &purge);
+	assert_int_equal(purge.disposed, 2);
+	assert_false(purge.has_undisposed);
+	assert_true(pid_gone(p1) && pid_gone(p2));
+	assert_int_equal(agent_pid(h3), p3); /* another thread's sandbox is untouched */
+	f.ops->release(h3);
+	f.ops->dispose_scope(f.inst, "scope-x", "thread-2", &purge);
+	assert_int_equal(purge.disposed, 3);
+	msb_scope_purge_free(&purge);
+	fixture_close(&f);
+}
+
+static void test_dispose_failure_is_reported(void **state)
+{
+	if (geteuid() != 0) {
+		printf("skipped: needs root to mount a tmpfs that pins the sandbox's directory\n");
+		return;
+	}
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "pinned", "t", "agent", "" };
+	msb_sandbox_handle *h = acquire(&f, &key);
+	char mnt[300];
+	snprintf(mnt, sizeof mnt, "%s/mnt", msb_driver_sandbox_box(h)->work_dir);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	assert_int_equal(mount("tmpfs", mnt, "tmpfs", 0, "size=1m"), 0);
+	f.ops->release(h);
+	msb_disposal_failure fl = { 0 };
+	/* A directory that cannot be removed is never reported as disposed. */
+	assert_true(dispose_key(&f, &key, &fl));
+	assert_non_null(fl.detail);
+	assert_non_null(strstr(fl.detail, "could not be removed"));
+	msb_disposal_failure_free(&fl);
+	msb_scope_purge purge = { 0 };
+	f.ops->dispose_scope(f.inst, "pinned", "t", &purge);
+	assert_int_equal(purge.disposed, 0);
+	assert_true(purge.has_undisposed);
+	msb_scope_purge_free(&purge);
+	assert_int_equal(umount(mnt), 0);
+	assert_false(dispose_key(&f, &key, &fl));
+	fixture_close(&f);
+}
+
+static void test_egress_closed(void **state)
+{
+	/* A listener on the host's loopback, which the host itself can reach. */
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(l, 4), 0);
+	socklen_t len = sizeof sa;
+	getsockname(l, (struct sockaddr *)&sa, &len);
+	char port[16];
+	snprintf(port, sizeof port, "%u", ntohs(sa.sin_port));
+	int probe = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(probe, (struct sockaddr *)&sa, sizeof sa), 0);
+	close(probe);
+
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "egress", "t", "agent", "" };
+	msb_sandbox_handle *h = acquire(&f, &key);
+	msb_exec_result r = run(&f, h, 10, (const char *const[]){ HELPER, "connect", port, NULL });
+	assert_int_equal(r.exit_code, 1);
+	assert_non_null(strstr((char *)r.err.data, "connect:"));
+	msb_exec_result_free(&r);
+	/* The namespace holds a loopback and nothing else. */
+	r = run(&f, h, 10, (const char *const[]){ "cat", "/proc/self/net/dev", NULL });
+	int ifaces = 0;
+	for (char *p = (char *)r.out.data; (p = strchr(p, ':')); p++)
+		ifaces++;
+	assert_int_equal(ifaces, 1);
+	assert_non_null(strstr((char *)r.out.data, "lo:"));
+	msb_exec_result_free(&r);
+	f.ops->release(h);
+	msb_disposal_failure fl = { 0 };
+	assert_false(dispose_key(&f, &key, &fl));
+	fixture_close(&f);
+	close(l);
+}
+
+static void test_limits_hold(void **state)
+{
+	if (geteuid() != 0) {
+		printf("skipped: the rlimit tests drop to uid 65534, which needs root\n");
+		return;
+	}
+	cfg c;
+	cfg_init(&c);
+	cfg_add(&c, "uid", "65534");
+	cfg_add(&c, "rlimit_nproc", "24");
+	cfg_add(&c, "rlimit_as", "256MiB");
+	cfg_add(&c, "rlimit_fsize", "8MiB");
+	cfg_add(&c, "rlimit_cpu", "1");
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "limits", "t", "agent", "" };
+	msb_sandbox_handle *h = acquire(&f, &key);
+	msb_error err = MSB_ERROR_INIT;
+
+	msb_exec_result r = run(&f, h, 10, (const char *const[]){ "id", "-u", NULL });
+	assert_string_equal((char *)r.out.data, "65534\n");
+	msb_exec_result_free(&r);
+
+	/* Memory: a small allocation works, a big one is refused by RLIMIT_AS. */
+	r = run(&f, h, 10, (const char *const[]){ HELPER, "alloc", "16", NULL });
+	assert_int_equal(r.exit_code, 0);
+	msb_exec_result_free(&r);
+	r = run(&f, h, 10, (const char *const[]){ HELPER, "alloc", "1024", NULL });
+	assert_int_equal(r.exit_code, 3);
+	msb_exec_result_free(&r);
+
+	/* A huge file stops at RLIMIT_FSIZE. */
+	r = run(&f, h, 20, (const char *const[]){ "sh", "-c", "head -c 100000000 /dev/zero > big", NULL });
+	assert_int_not_equal(r.exit_code, 0);
+	msb_exec_result_free(&r);
+	msb_entry e = { 0 };
+	bool found = false;
+	assert_int_equal(f.ops->stat_file(h, "big", WORK, &e, &found, &err), MSB_OK);
+	assert_true(found);
+	assert_true(e.size_bytes <= 8 * 1024 * 1024);
+	free(e.path);
+
+	/* CPU: a busy loop is stopped by RLIMIT_CPU, well before the wall-clock timeout. */
+	r = run(&f, h, 20, (const char *const[]){ "sh", "-c", "while :; do :; done", NULL });
+	assert_false(r.timed_out);
+	assert_true(r.term_signal == SIGXCPU || r.term_signal == SIGKILL);
+	msb_exec_result_free(&r);
+
+	/* A fork bomb saturates RLIMIT_NPROC and no further. */
+	pid_t agent = agent_pid(h);
+	char ns[64];
+	pid_ns_of(agent, ns, sizeof ns);
+	r = run(&f, h, 3, (const char *const[]){ "sh", "-c", "b() { b | b & }; b; sleep 1", NULL });
+	msb_exec_result_free(&r);
+	sleep_ms(300);
+	assert_true(count_in_ns(ns) <= 24);
+	f.ops->release(h);
+	msb_disposal_failure fl = { 0 };
+	assert_false(dispose_key(&f, &key, &fl));
+	for (int i = 0; i < 400 && count_in_ns(ns) > 0; i++)
+		sleep_ms(5);
+	assert_int_equal(count_in_ns(ns), 0);
+	fixture_close(&f);
+}
+
+/* Nothing of this suite may outlive it: no process mentions its state directory. */
+static int leaked_agents(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int leaked = 0;
+	while ((de = readdir(d))) {
+		char path[300], cmd[4096];
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+		int fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, cmd, sizeof cmd - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		cmd[n] = '\0';
+		if (strstr(cmd, state_dir) && strstr(cmd, "msb-agent")) {
+			fprintf(stderr, "leaked: pid %s: %s\n", de->d_name, cmd);
+			leaked++;
+		}
+	}
+	closedir(d);
+	return leaked;
+}
+
+static void test_zz_nothing_left(void **state)
+{
+	assert_int_equal(leaked_agents(), 0);
+	DIR *d = opendir(state_dir);
+	struct dirent *de;
+	int left = 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "sb-", 3)) {
+			fprintf(stderr, "left behind: %s/%s\n", state_dir, de->d_name);
+			left++;
+		}
+	closedir(d);
+	assert_int_equal(left, 0);
+}
+
+static int group_setup(void **state)
+{
+	if (access(AGENT, X_OK) != 0) {
+		fprintf(stderr, "msb-agent is not built at %s\n", AGENT);
+		return -1;
+	}
+	snprintf(state_dir, sizeof state_dir, "/tmp/msb-process-test-XXXXXX");
+	if (!mkdtemp(state_dir))
+		return -1;
+	return 0;
+}
+
+/* Whatever a failed test left: dispose every sandbox in the state dir, then remove it. */
+static int group_teardown(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	msb_loader *loader;
+	const msb_plugin *plugin;
+	msb_backend *b;
+	if (msb_loader_new(&loader, NULL) == MSB_OK &&
+	    msb_loader_load(loader, PLUGIN, &plugin, NULL) == MSB_OK &&
+	    msb_backend_open(plugin, &c.root, NULL, NULL, &b, NULL) == MSB_OK) {
+		const char *scopes[][2] = { { "ops", "t" }, { "shared", "t" }, { "daemon", "t" },
+					    { "scope-x", "thread-1" }, { "scope-x", "thread-2" },
+					    { "pinned", "t" }, { "egress", "t" }, { "limits", "t" } };
+		for (size_t i = 0; i < sizeof scopes / sizeof scopes[0]; i++) {
+			msb_scope_purge purge = { 0 };
+			msb_backend_ops(b)->dispose_scope(msb_backend_instance_of(b), scopes[i][0],
+							  scopes[i][1], &purge);
+			msb_scope_purge_free(&purge);
+		}
+		msb_backend_close(b);
+	}
+	msb_loader_free(loader);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", state_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_config_refused),
+		cmocka_unit_test(test_operations),
+		cmocka_unit_test(test_two_processes_one_sandbox),
+		cmocka_unit_test(test_dispose_kills_escaped_daemon),
+		cmocka_unit_test(test_dispose_scope_counts),
+		cmocka_unit_test(test_dispose_failure_is_reported),
+		cmocka_unit_test(test_egress_closed),
+		cmocka_unit_test(test_limits_hold),
+		cmocka_unit_test(test_zz_nothing_left),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
