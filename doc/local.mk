@@ -1,2 +1,3 @@
 # doc/: man pages and guides.
 dist_doc_DATA += doc/writing-a-backend.md
+dist_man_MANS += doc/msb.1 doc/sandbox.yaml.5
