@@ -34,28 +34,36 @@ tests_router_inproc_silent_la_LIBADD = $(INPROC_VARIANT_LIBADD)
 
 ROUTER_TEST_FIXTURE = tests/router/router_fixture.h tests/router/router_fixture.c
 ROUTER_TEST_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS) -ldl
+# The plugins they dlopen, so `make tests/router/test_x` alone (the TSan pass) builds them.
+ROUTER_TEST_DEPS = plugins/inprocess/inprocess.la tests/router/inproc_b.la tests/router/inproc_container.la \
+	tests/router/inproc_microvm.la tests/router/inproc_vm.la tests/router/inproc_silent.la
 ROUTER_TESTS = tests/router/test_router_construct
 check_PROGRAMS += $(ROUTER_TESTS)
 TESTS += $(ROUTER_TESTS)
 tests_router_test_router_construct_SOURCES = tests/router/test_router_construct.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_construct_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_construct_LDADD = $(ROUTER_TEST_LDADD)
+EXTRA_tests_router_test_router_construct_DEPENDENCIES = $(ROUTER_TEST_DEPS)
 ROUTER_TESTS += tests/router/test_router_checks
 tests_router_test_router_checks_SOURCES = tests/router/test_router_checks.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_checks_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_checks_LDADD = $(ROUTER_TEST_LDADD)
+EXTRA_tests_router_test_router_checks_DEPENDENCIES = $(ROUTER_TEST_DEPS)
 ROUTER_TESTS += tests/router/test_router_acquire
 tests_router_test_router_acquire_SOURCES = tests/router/test_router_acquire.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_acquire_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_acquire_LDADD = $(ROUTER_TEST_LDADD)
+EXTRA_tests_router_test_router_acquire_DEPENDENCIES = $(ROUTER_TEST_DEPS)
 ROUTER_TESTS += tests/router/test_router_observer
 tests_router_test_router_observer_SOURCES = tests/router/test_router_observer.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_observer_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_observer_LDADD = $(ROUTER_TEST_LDADD)
+EXTRA_tests_router_test_router_observer_DEPENDENCIES = $(ROUTER_TEST_DEPS)
 ROUTER_TESTS += tests/router/test_router_sandbox
 tests_router_test_router_sandbox_SOURCES = tests/router/test_router_sandbox.c $(ROUTER_TEST_FIXTURE)
 tests_router_test_router_sandbox_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess
 tests_router_test_router_sandbox_LDADD = $(ROUTER_TEST_LDADD)
+EXTRA_tests_router_test_router_sandbox_DEPENDENCIES = $(ROUTER_TEST_DEPS)
 ROUTER_TESTS += tests/router/test_caller
 tests_router_test_caller_SOURCES = tests/router/test_caller.c
 tests_router_test_caller_CPPFLAGS = $(TEST_CPPFLAGS)
