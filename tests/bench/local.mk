@@ -21,3 +21,9 @@ tests_bench_bench_router_SOURCES = tests/bench/bench_router.c
 tests_bench_bench_router_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_router_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 EXTRA_tests_bench_bench_router_DEPENDENCIES = plugins/inprocess/inprocess.la
+
+BENCHES += tests/bench/bench_config
+tests_bench_bench_config_SOURCES = tests/bench/bench_config.c
+tests_bench_bench_config_CPPFLAGS = $(TEST_CPPFLAGS) $(YAML_CFLAGS)
+tests_bench_bench_config_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(YAML_LIBS)
+EXTRA_tests_bench_bench_config_DEPENDENCIES = plugins/inprocess/inprocess.la
