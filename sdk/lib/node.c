@@ -198,8 +198,13 @@ static msb_errc typed_scalar(const msb_node *map, const char *key, void *out, co
 	if (rc != MSB_OK || !n)
 		return rc;
 	rc = parse(n->scalar, out, err);
-	if (rc != MSB_OK)
-		return msb_node_error(err, n, MSB_E_CONFIG, "%s", msb_error_message(err));
+	if (rc != MSB_OK) {
+		/* Copied first: msb_node_error frees err's message before formatting into it. */
+		char *why = strdup(msb_error_message(err));
+		msb_node_error(err, n, MSB_E_CONFIG, "%s", why ? why : "unreadable value");
+		free(why);
+		return MSB_E_CONFIG;
+	}
 	return MSB_OK;
 }
 

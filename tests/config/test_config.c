@@ -342,6 +342,26 @@ static void test_plugin_config_typo_refused_by_plugin(void **state)
 	msb_error_clear(&err);
 }
 
+/* The SDK's typed reads a plugin uses on its config: node, positioned the same way. */
+static void test_node_size_in_plugin_config(void **state)
+{
+	msb_config_doc *doc = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	const char text[] = "limits:\n  max: 8 MeB\n  wait: soon\n";
+	assert_int_equal(msb_config_doc_parse(text, sizeof text - 1, "p.yaml", &doc, &err), MSB_OK);
+	const msb_node *limits = msb_node_get(msb_config_doc_root(doc), "limits");
+	uint64_t size = 0;
+	assert_int_equal(msb_node_size(limits, "max", &size, &err), MSB_E_CONFIG);
+	assert_string_equal(msb_error_message(&err),
+			    "p.yaml:2:8: limits.max: '8 MeB' is not a size (a whole number of bytes, optionally "
+			    "with B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+	double secs = 0;
+	assert_int_equal(msb_node_seconds(limits, "wait", &secs, &err), MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "p.yaml:3:9: limits.wait: 'soon' is not a duration"));
+	msb_error_clear(&err);
+	msb_config_doc_free(doc);
+}
+
 /* ---- positive reads ------------------------------------------------------------------ */
 
 static void test_full_spec_read(void **state)
@@ -580,6 +600,7 @@ int main(void)
 		T(test_declared_output_not_literal),
 		T(test_plugin_not_found),
 		T(test_plugin_config_typo_refused_by_plugin),
+		T(test_node_size_in_plugin_config),
 		T(test_full_spec_read),
 		T(test_router_options_read),
 		T(test_router_defaults_are_strict),
