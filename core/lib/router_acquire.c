@@ -555,6 +555,21 @@ void msb_router_dispose_scope(msb_router *router, const char *scope, const char 
 		msb_scope_purge_free(&total);
 }
 
+const char *msb_reclaim_outcome_name(msb_reclaim_outcome outcome)
+{
+	static const char *const names[] = { "disposed", "failed", "kept" };
+	return (unsigned)outcome < 3 ? names[outcome] : "unknown";
+}
+
+msb_reclaim_outcome msb_router_reclaim_failed(msb_router *router, const msb_key *key,
+					      msb_disposal_failure *failure)
+{
+	if (router->opt.reclaim == MSB_RECLAIM_KEEP)
+		return MSB_RECLAIM_OUTCOME_KEPT;
+	return msb_router_dispose(router, key, failure) ? MSB_RECLAIM_OUTCOME_DISPOSED
+							: MSB_RECLAIM_OUTCOME_FAILED;
+}
+
 int msb_router_scope(msb_router *router, const char *scope, const char *thread_id,
 		     int (*body)(void *ctx), void *ctx, msb_scope_purge *purge)
 {

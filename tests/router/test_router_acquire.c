@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -319,6 +320,44 @@ static void a_landed_purge_clears_unclean_keys(void **state)
 	msb_router_free(r);
 }
 
+/* A failed cleanup disposes by default, reports a disposal that did not land, or keeps. */
+static void a_failed_reclaim_follows_the_policy(void **state)
+{
+	fx *f = *state;
+	msb_backend *b = fx_open(f, "inprocess", NULL);
+	msb_router *r = router_of(f, &b, 1, MSB_SELECTION_FIXED);
+	assert_int_equal(msb_router_get_options(r)->reclaim, MSB_RECLAIM_DISPOSE);
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	msb_key key = { "s", "t", "a", "" };
+	msb_sandbox *sb = acquire_ok(r, &key, &spec);
+	assert_int_equal(msb_router_reclaim_failed(r, msb_sandbox_key(sb), NULL), MSB_RECLAIM_OUTCOME_DISPOSED);
+	assert_int_equal(fx_live(b), 0);
+	msb_sandbox_release(sb);
+	sb = acquire_ok(r, &key, &spec);
+	fx_inject(b, "dispose", "refused");
+	msb_disposal_failure failure = { MSB_DISPOSAL_UNKNOWN, NULL };
+	assert_int_equal(msb_router_reclaim_failed(r, &key, &failure), MSB_RECLAIM_OUTCOME_FAILED);
+	assert_string_equal(msb_reclaim_outcome_name(MSB_RECLAIM_OUTCOME_FAILED), "failed");
+	assert_int_equal(failure.code, MSB_DISPOSAL_REFUSED);
+	msb_disposal_failure_free(&failure);
+	msb_sandbox *again = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	fx_assert_refused(&err, msb_router_acquire(r, &key, &spec, &again, &err), MSB_E_UNCLEAN, "refused");
+	msb_sandbox_release(sb);
+	msb_router_free(r);
+
+	fx_inject(b, "dispose", NULL);
+	msb_router_options o = fx_options(f);
+	o.reclaim = MSB_RECLAIM_KEEP;
+	assert_int_equal(msb_router_new(&b, 1, &o, &r, &err), MSB_OK);
+	size_t disposals = fx_count(b, "dispose");
+	assert_int_equal(msb_router_reclaim_failed(r, &key, NULL), MSB_RECLAIM_OUTCOME_KEPT);
+	assert_string_equal(msb_reclaim_outcome_name(MSB_RECLAIM_OUTCOME_KEPT), "kept");
+	assert_int_equal(fx_count(b, "dispose"), disposals);
+	msb_router_free(r);
+}
+
 /* ---- racing threads ------------------------------------------------------------------- */
 
 #define RACERS 16
@@ -359,11 +398,28 @@ static void run_racers(struct racer *racers, size_t n, msb_router *r, const msb_
 	pthread_barrier_destroy(&start);
 }
 
+static atomic_int observed;
+static int count_acquired(void *ctx, const msb_sandbox_acquired *event)
+{
+	(void)ctx;
+	if (!event->refusal)
+		atomic_fetch_add(&observed, 1);
+	return 0;
+}
+
 static void sixteen_racers_one_backend_acquire(void **state)
 {
 	fx *f = *state;
 	msb_backend *b = fx_open(f, "inprocess", "acquire_delay: 50ms\n");
-	msb_router *r = router_of(f, &b, 1, MSB_SELECTION_FIXED);
+	/* The observer is entered from every racing thread at once. */
+	msb_observer obs = MSB_OBSERVER_INIT;
+	obs.sandbox_acquired = count_acquired;
+	atomic_store(&observed, 0);
+	msb_router_options o = fx_options(f);
+	o.observer = &obs;
+	msb_router *r = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_router_new(&b, 1, &o, &r, &err), MSB_OK);
 	msb_spec spec;
 	msb_spec_init(&spec, "k");
 	msb_key key = { "s", "t", "a", "" };
@@ -385,6 +441,7 @@ static void sixteen_racers_one_backend_acquire(void **state)
 		assert_true(msb_router_dispose(r, &key, NULL)); /* the next round creates afresh */
 		assert_int_equal(fx_live(b), 0);
 	}
+	assert_int_equal(atomic_load(&observed), 3 * RACERS);
 	msb_router_free(r);
 }
 
@@ -510,6 +567,7 @@ int main(void)
 		T(a_key_whose_disposal_failed_is_unclean_until_one_lands),
 		T(dispose_scope_purges_every_backend_and_the_guard_reports),
 		T(a_landed_purge_clears_unclean_keys),
+		T(a_failed_reclaim_follows_the_policy),
 		T(sixteen_racers_one_backend_acquire),
 		T(racers_share_one_failure),
 		T(distinct_keys_acquire_in_parallel),

@@ -103,6 +103,27 @@ void msb_router_dispose_scope(msb_router *router, const char *scope, const char 
 int msb_router_scope(msb_router *router, const char *scope, const char *thread_id,
 		     int (*body)(void *ctx), void *ctx, msb_scope_purge *purge);
 
+/* What became of a sandbox whose cleanup failed (the seed's ReclaimFailure.disposal). */
+typedef enum msb_reclaim_outcome {
+	MSB_RECLAIM_OUTCOME_DISPOSED = 0, /* disposed, and the disposal landed */
+	MSB_RECLAIM_OUTCOME_FAILED,       /* disposal attempted and did not land: the key is unclean */
+	MSB_RECLAIM_OUTCOME_KEPT,         /* the host opted down (MSB_RECLAIM_KEEP): left warm */
+} msb_reclaim_outcome;
+
+/* "disposed", "failed", "kept". */
+const char *msb_reclaim_outcome_name(msb_reclaim_outcome outcome);
+
+/*
+ * A call's cleanup did not happen (its guest path was not removed, or a stopped program may
+ * have left something running): apply the router's reclaim policy to `key` before the host
+ * is told. Under MSB_RECLAIM_DISPOSE (the default) the sandbox is disposed, because acquire
+ * is get-or-create and a sandbox left warm hands the next call whatever this one could not
+ * take back; a disposal that does not land fills `failure` (may be NULL) and holds the key
+ * closed with SandboxUnclean. Under MSB_RECLAIM_KEEP nothing is done. A kind cannot lower it.
+ */
+msb_reclaim_outcome msb_router_reclaim_failed(msb_router *router, const msb_key *key,
+					      msb_disposal_failure *failure);
+
 size_t msb_router_backend_count(const msb_router *router);
 const msb_backend *msb_router_backend_at(const msb_router *router, size_t i);
 const msb_router_options *msb_router_get_options(const msb_router *router);
