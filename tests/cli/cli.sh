@@ -189,6 +189,15 @@ run "$msb" -c "$tmp/failacq.yaml" --json exec shell --scope s --thread t -- true
 expect_json_error SandboxBackendError "exec --json failure"
 run "$msb" -c "$cfg" exec shell --scope s --thread t --timeout soon -- true; expect_status 2 "bad --timeout"
 
+# Progress: a slow acquire says so on a terminal, and never into a pipe.
+sed 's/default_stdout:/acquire_delay: 700ms\n      default_stdout:/' "$cfg" >"$tmp/slow.yaml"
+run "$msb" -c "$tmp/slow.yaml" exec shell --scope s --thread t -- true; expect_status 0 "slow acquire, piped"
+grep -q booting "$tmp/err" && fail "progress printed into a pipe: $(cat "$tmp/err")"
+if command -v script >/dev/null 2>&1; then
+	script -qc "'$msb' -c '$tmp/slow.yaml' exec shell --scope s --thread t -- true" /dev/null >"$tmp/out" 2>&1
+	expect_out "msb: starting a 'shell' sandbox on inprocess (booting" "progress on a terminal"
+fi
+
 # ---- run-code --------------------------------------------------------------------------
 run "$msb" -c "$cfg" run-code python --scope s --thread t -e 'print(6*7)'; expect_status 0 "run-code -e"
 [ "$(cat "$tmp/out")" = "42" ] || fail "run-code output: $(cat "$tmp/out")"
