@@ -2,4 +2,3 @@
 # and the loader's fixture plugins (which therefore build first).
 TESTS += tests/cli/cli.sh
 EXTRA_DIST += tests/cli/cli.sh
-check_SCRIPTS += core/cli/msb
