@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,7 @@ static msb_errc clear_stale_cgroup(const msb_driver_box *box, msb_error *err)
 typedef struct start_state {
 	int fds[MSB_BWRAP_FD_COUNT];
 	int log_fd;
+	int ready_fd; /* our end of the agent's --ready-fd pipe */
 	char **agent_argv;
 	char **argv;
 	msb_cgroup *cgroup;
@@ -135,6 +137,8 @@ static void start_state_free(start_state *s)
 			close(s->fds[i]);
 	if (s->log_fd >= 0)
 		close(s->log_fd);
+	if (s->ready_fd >= 0)
+		close(s->ready_fd);
 	free(s->agent_argv);
 	msb_bwrap_argv_free(s->argv);
 	msb_cgroup_free(s->cgroup);
@@ -161,6 +165,13 @@ static msb_errc open_files(const bwrap_ctx *ctx, const msb_driver_box *box, star
 		rc = open_path(run, O_PATH | O_DIRECTORY, &s->fds[2], err);
 	if (!rc)
 		rc = open_path(box->config->agent_path, O_PATH, &s->fds[3], err);
+	int ready[2];
+	if (!rc && pipe2(ready, O_CLOEXEC) != 0)
+		rc = msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create a pipe");
+	if (!rc) {
+		s->ready_fd = ready[0];
+		s->fds[4] = ready[1];
+	}
 	if (!rc) {
 		s->log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (s->log_fd < 0)
@@ -173,7 +184,8 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 			   start_state *s, msb_error *err)
 {
 	msb_errc rc = msb_driver_agent_argv(box, "--listen", MSB_BWRAP_GUEST_SOCKET,
-					    box->spec->work_dir, NULL, -1, &s->agent_argv, err);
+					    box->spec->work_dir, NULL, MSB_BWRAP_FD_READY,
+					    &s->agent_argv, err);
 	if (rc)
 		return rc;
 	/* The agent is bound into the sandbox; its host path means nothing there. */
@@ -190,6 +202,49 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);
 }
 
+/* The first line bwrap (or the agent) wrote to the box's log, for a refusal. */
+static void log_line(const msb_driver_box *box, char *out, size_t n)
+{
+	char path[PATH_MAX];
+	path_in(path, sizeof path, box, "bwrap.log");
+	FILE *f = fopen(path, "re");
+	out[0] = '\0';
+	if (f) {
+		if (!fgets(out, (int)n, f))
+			out[0] = '\0';
+		fclose(f);
+	}
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/*
+ * Wait for the agent's one byte on --ready-fd: the moment it listens, not a poll interval
+ * after. End of file first means every holder of the write end is gone — bwrap or the
+ * agent died — and the log says why.
+ */
+static msb_errc await_ready(const msb_driver_box *box, start_state *s, msb_error *err)
+{
+	close(s->fds[4]); /* our copy of the write end; the sandbox holds its own */
+	s->fds[4] = -1;
+	struct pollfd pfd = { s->ready_fd, POLLIN, 0 };
+	int ms = (int)(box->config->start_timeout * 1000.0);
+	int n;
+	while ((n = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
+		;
+	char byte;
+	if (n > 0 && read(s->ready_fd, &byte, 1) == 1)
+		return MSB_OK;
+	char line[256];
+	log_line(box, line, sizeof line);
+	if (n == 0)
+		return msb_error_set(err, MSB_E_BACKEND,
+				     "bwrap: sandbox %s: the agent did not listen within %.1f s%s%s",
+				     box->name, box->config->start_timeout, line[0] ? ": " : "", line);
+	return msb_error_set(err, MSB_E_BACKEND,
+			     "bwrap: sandbox %s: the sandbox exited before its agent listened%s%s",
+			     box->name, line[0] ? ": " : "", line);
+}
+
 static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	bwrap_ctx *ctx = p;
@@ -197,7 +252,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	msb_errc rc = msb_bwrap_config_image(&ctx->cfg, box->spec->image, &root, err);
 	if (rc)
 		return rc;
-	start_state s = { .fds = { -1, -1, -1, -1 }, .log_fd = -1 };
+	start_state s = { .fds = { -1, -1, -1, -1, -1 }, .log_fd = -1, .ready_fd = -1 };
 	char cgfile[PATH_MAX];
 	path_in(cgfile, sizeof cgfile, box, "cgroup");
 	rc = clear_stale_cgroup(box, err);
@@ -226,6 +281,8 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	}
 	if (!rc)
 		rc = msb_driver_write_pid(box, pid, err);
+	if (!rc)
+		rc = await_ready(box, &s, err);
 	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, MSB_BWRAP_STOP_TIMEOUT, NULL) == MSB_OK)
 		unlink(cgfile);
 	start_state_free(&s);

@@ -16,12 +16,13 @@ enum {
 	MSB_BWRAP_FD_WORK = 4,
 	MSB_BWRAP_FD_RUN = 5,
 	MSB_BWRAP_FD_AGENT = 6,
-	MSB_BWRAP_FD_COUNT = 4, /* how many, from MSB_BWRAP_FD_SECCOMP on */
+	MSB_BWRAP_FD_READY = 7,  /* inherited through bwrap by the agent (--ready-fd) */
+	MSB_BWRAP_FD_COUNT = 5, /* how many, from MSB_BWRAP_FD_SECCOMP on */
 };
 
 typedef struct msb_bwrap_launch {
 	char *const *argv;                /* bwrap's, referring to the fds above by number */
-	int fds[MSB_BWRAP_FD_COUNT];      /* seccomp, work, run, agent: placed at 3, 4, 5, 6 */
+	int fds[MSB_BWRAP_FD_COUNT];      /* seccomp, work, run, agent, ready: placed at 3 … 7 */
 	int log_fd;                       /* bwrap's stdout and stderr */
 	const msb_cgroup *cgroup;         /* joined before bwrap starts; may be NULL */
 	long uid, gid;                    /* dropped to before bwrap execs; -1: keep */

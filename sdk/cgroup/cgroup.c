@@ -256,7 +256,8 @@ msb_errc msb_cgroup_save(const msb_cgroup *cg, const char *file, msb_error *err)
 	for (size_t i = 0; i < cg->len; i++)
 		fprintf(f, "%s %s\n", cg->dirs[i].v2 ? "v2" : cg->dirs[i].freezer ? "freezer" : "v1",
 			cg->dirs[i].path);
-	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+	/* No fsync: the file matters while the host runs; after a reboot its cgroups are gone. */
+	bool ok = fflush(f) == 0;
 	ok = fclose(f) == 0 && ok;
 	if (!ok || rename(tmp, file) != 0) {
 		int saved = errno;

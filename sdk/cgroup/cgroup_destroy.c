@@ -22,10 +22,13 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void nap(void)
+/* Exits usually land within a millisecond: start polling fine, back off to 5 ms. */
+static void nap(long *us)
 {
-	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	struct timespec ts = { 0, *us * 1000 };
 	nanosleep(&ts, NULL);
+	if (*us < 5000)
+		*us *= 2;
 }
 
 /*
@@ -78,15 +81,18 @@ static void kill_all(msb_cgroup *cg, double deadline)
 		msb_cgroup_member_dir *d = &cg->dirs[i];
 		if (!d->freezer || msb_cgroup_write(d->path, "freezer.state", "FROZEN", NULL))
 			continue;
+		long us = 100;
 		while (!freezer_is(d, "FROZEN") && now() < deadline)
-			nap();
+			nap(&us);
 		kill_members(d);
 		msb_cgroup_write(d->path, "freezer.state", "THAWED", NULL);
 		return;
 	}
-	for (size_t i = 0; i < cg->len; i++)
+	for (size_t i = 0; i < cg->len; i++) {
+		long us = 100;
 		while (kill_members(&cg->dirs[i]) && now() < deadline)
-			nap();
+			nap(&us);
+	}
 }
 
 static bool populated(const msb_cgroup_member_dir *d)
@@ -114,15 +120,17 @@ msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
 	kill_all(cg, deadline);
 	/* Exiting takes the kernel a moment; a member killed above may still be listed. */
 	for (size_t i = 0; i < cg->len; i++) {
+		long us = 100;
 		while (populated(&cg->dirs[i]) && now() < deadline) {
 			kill_members(&cg->dirs[i]);
-			nap();
+			nap(&us);
 		}
 	}
 	const char *left = NULL;
 	int left_errno = 0;
 	for (size_t i = 0; i < cg->len; i++) {
 		const char *path = cg->dirs[i].path;
+		long us = 100;
 		while (rmdir(path) != 0 && errno != ENOENT) {
 			if (errno != EBUSY || now() >= deadline) {
 				left = path;
@@ -130,7 +138,7 @@ msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
 				break;
 			}
 			kill_members(&cg->dirs[i]);
-			nap();
+			nap(&us);
 		}
 	}
 	if (left)

@@ -22,6 +22,18 @@ tests_bench_bench_router_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_router_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 EXTRA_tests_bench_bench_router_DEPENDENCIES = plugins/inprocess/inprocess.la
 
+BENCHES += tests/bench/bench_files
+tests_bench_bench_files_SOURCES = tests/bench/bench_files.c
+tests_bench_bench_files_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_files_LDADD = sdk/libmsb-sdk.la
+
+BENCHES += tests/bench/bench_bwrap
+tests_bench_bench_bwrap_SOURCES = tests/bench/bench_bwrap.c \
+	plugins/bwrap/bwrap_argv.c plugins/bwrap/bwrap_seccomp.c
+tests_bench_bench_bwrap_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/bwrap $(SECCOMP_CFLAGS)
+tests_bench_bench_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(SECCOMP_LIBS)
+EXTRA_tests_bench_bench_bwrap_DEPENDENCIES = plugins/bwrap/bwrap.la sdk/agent/msb-agent
+
 BENCHES += tests/bench/bench_config
 tests_bench_bench_config_SOURCES = tests/bench/bench_config.c
 tests_bench_bench_config_CPPFLAGS = $(TEST_CPPFLAGS) $(YAML_CFLAGS)

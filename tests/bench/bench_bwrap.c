@@ -1,0 +1,291 @@
+/*
+ * bench_bwrap.c — what a `bwrap` sandbox costs, against the bare engine in the same run.
+ *
+ *   bare:   fork + exec `bwrap <the backend's exact flags, seccomp filter and binds> true`,
+ *           as the sandbox's user, and wait for it
+ *   agent:  start msb-agent on the host (no boundary) until it answers HELLO, then stop it
+ *   cold:   acquire + exec `true` + dispose through the real plugin (cgroups included)
+ *   warm:   exec `true` in an acquired sandbox (a socket round trip + a fork in the guest)
+ *
+ * Targets (issue 7): cold <= 1.1 x (bare + agent); warm < 1 ms and 5x faster than bare.
+ * Median of ROUNDS rounds; ms per operation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <msb/agent.h>
+#include <msb/config.h>
+#include <msb/driver.h>
+#include <msb/loader.h>
+
+#include "bwrap_argv.h"
+#include "bwrap_launch.h"
+#include "bwrap_seccomp.h"
+#include "msb_test.h"
+
+#define ROUNDS 15
+#define WARM_N 200
+#define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+#define PLUGIN MSB_TEST_MODULE("plugins/bwrap", "bwrap")
+
+static char state[64];
+static char bare_dir[128];
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp);
+	return v[n / 2];
+}
+
+static void die(const char *what, const msb_error *err)
+{
+	fprintf(stderr, "bench_bwrap: %s: %s\n", what, err ? msb_error_message(err) : strerror(errno));
+	exit(1);
+}
+
+/* ---- bare: bwrap with the backend's flags, running `true` ---------------------------- */
+
+static char **bare_argv;
+static int bare_fds[4]; /* seccomp, work, run, agent: no ready pipe for `true` */
+static long drop_uid = -1;
+
+static void bare_prepare(void)
+{
+	msb_error err = MSB_ERROR_INIT;
+	char work[160], run[160];
+	snprintf(bare_dir, sizeof bare_dir, "%s/bare", state);
+	snprintf(work, sizeof work, "%s/work", bare_dir);
+	snprintf(run, sizeof run, "%s/run", bare_dir);
+	if (mkdir(bare_dir, 0711) || mkdir(work, 0700) || mkdir(run, 0700))
+		die("mkdir", NULL);
+	if (geteuid() == 0) {
+		drop_uid = 65534;
+		if (chmod(state, 0711) || chown(work, 65534, 65534) || chown(run, 65534, 65534))
+			die("chown", NULL);
+	}
+	msb_buf bpf = { 0 };
+	if (msb_bwrap_seccomp_compile(&bpf, &err) || msb_bwrap_seccomp_fd(&bpf, &bare_fds[0], &err))
+		die("seccomp", &err);
+	msb_buf_free(&bpf);
+	bare_fds[1] = open(work, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	bare_fds[2] = open(run, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	bare_fds[3] = open(AGENT, O_PATH | O_CLOEXEC);
+	msb_bwrap_layout layout = {
+		.image_root = NULL,
+		.work_guest = MSB_DEFAULT_WORK_DIR,
+		.work_fd = MSB_BWRAP_FD_WORK,
+		.run_fd = MSB_BWRAP_FD_RUN,
+		.agent_fd = MSB_BWRAP_FD_AGENT,
+		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
+		.tmp_size = 64u << 20,
+	};
+	const char *cmd[] = { "true", NULL };
+	if (msb_bwrap_argv("/usr/bin/bwrap", &layout, cmd, &bare_argv, &err))
+		die("argv", &err);
+}
+
+static double bare_once(void)
+{
+	double t = now_ms();
+	pid_t p = fork();
+	if (p == 0) {
+		int high[4];
+		for (int i = 0; i < 4; i++)
+			high[i] = fcntl(bare_fds[i], F_DUPFD_CLOEXEC, 64);
+		for (int i = 0; i < 4; i++)
+			dup2(high[i], MSB_BWRAP_FD_SECCOMP + i);
+		lseek(MSB_BWRAP_FD_SECCOMP, 0, SEEK_SET);
+		if (drop_uid >= 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+				      setresuid(65534, 65534, 65534)))
+			_exit(126);
+		char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
+		execve(bare_argv[0], bare_argv, envp);
+		_exit(127);
+	}
+	int status;
+	waitpid(p, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "bench_bwrap: bare bwrap failed (status %d)\n", status);
+		exit(1);
+	}
+	return now_ms() - t;
+}
+
+/* ---- agent: start on the host until HELLO ------------------------------------------- */
+
+static double agent_once(void)
+{
+	msb_error err = MSB_ERROR_INIT;
+	char sock[192], work[160];
+	snprintf(sock, sizeof sock, "%s/agent.sock", bare_dir);
+	snprintf(work, sizeof work, "%s/work", bare_dir);
+	msb_agent_config cfg = MSB_AGENT_CONFIG_INIT;
+	cfg.work_dir = work;
+	char **argv = NULL;
+	if (msb_agent_config_argv(AGENT, "--listen", sock, &cfg, -1, &argv, &err))
+		die("agent argv", &err);
+	unlink(sock);
+	double t = now_ms();
+	pid_t p = fork();
+	if (p == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	msb_agent_client *c = NULL;
+	while (msb_agent_client_open_unix(sock, 1.0, &c, NULL) != MSB_OK) {
+		if (now_ms() - t > 5000)
+			die("agent did not answer", NULL);
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+	double d = now_ms() - t;
+	msb_agent_shutdown(c, 5, NULL);
+	msb_agent_client_close(c);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	free(argv);
+	return d;
+}
+
+/* ---- the plugin ------------------------------------------------------------------- */
+
+static const struct msb_backend_v27 *ops;
+static msb_backend_instance *self;
+static msb_spec spec;
+
+static void plugin_open(msb_loader **loader, msb_backend **backend, msb_config_doc **doc)
+{
+	msb_error err = MSB_ERROR_INIT;
+	char yaml[512];
+	snprintf(yaml, sizeof yaml,
+		 "state_dir: %s/plugin\nagent: %s\ncgroup_parent: msb-bench/%s\n", state, AGENT,
+		 strrchr(state, '/') + 1);
+	const msb_plugin *plugin = NULL;
+	if (msb_config_doc_parse(yaml, strlen(yaml), "<bench>", doc, &err) ||
+	    msb_loader_new(loader, &err) || msb_loader_load(*loader, PLUGIN, &plugin, &err) ||
+	    msb_backend_open(plugin, msb_config_doc_root(*doc), NULL, NULL, backend, &err))
+		die("open the bwrap plugin", &err);
+	ops = msb_backend_ops(*backend);
+	self = msb_backend_instance_of(*backend);
+	msb_spec_init(&spec, "bench");
+}
+
+static void exec_true(msb_sandbox_handle *h)
+{
+	const char *argv[] = { "true", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	if (ops->exec(h, &req, &res, &err) || res.exit_code != 0)
+		die("exec true", &err);
+	msb_exec_result_free(&res);
+}
+
+static double cold_once(int i)
+{
+	char thread[32];
+	snprintf(thread, sizeof thread, "cold-%d", i);
+	msb_key key = { "bench", thread, "a", "" };
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	double t = now_ms();
+	if (ops->acquire(self, &key, &spec, &h, &err))
+		die("acquire", &err);
+	double t1 = now_ms();
+	exec_true(h);
+	double t2 = now_ms();
+	ops->release(h);
+	msb_disposal_failure f = { 0 };
+	if (ops->dispose(self, &key, &f))
+		die("dispose", NULL);
+	if (getenv("BENCH_SPLIT"))
+		fprintf(stderr, "acquire %.2f exec %.2f dispose %.2f\n", t1 - t, t2 - t1, now_ms() - t2);
+	return now_ms() - t;
+}
+
+int main(void)
+{
+	if (system("bwrap --unshare-all --ro-bind / / true 2>/dev/null") != 0) {
+		printf("skip: bwrap cannot make its namespaces here\n");
+		return 0;
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	snprintf(state, sizeof state, "/tmp/msb-bench-bwrap-XXXXXX");
+	if (!mkdtemp(state))
+		die("mkdtemp", NULL);
+	bare_prepare();
+	msb_loader *loader = NULL;
+	msb_backend *backend = NULL;
+	msb_config_doc *doc = NULL;
+	plugin_open(&loader, &backend, &doc);
+
+	double bare[ROUNDS], agent[ROUNDS], cold[ROUNDS], warm[ROUNDS];
+	bare_once();
+	cold_once(-1); /* warm the page cache for both */
+	for (int r = 0; r < ROUNDS; r++) {
+		bare[r] = bare_once();
+		agent[r] = agent_once();
+		cold[r] = cold_once(r);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	msb_key key = { "bench", "warm", "a", "" };
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	if (ops->acquire(self, &key, &spec, &h, &err))
+		die("acquire", &err);
+	exec_true(h);
+	for (int r = 0; r < ROUNDS; r++) {
+		double t = now_ms();
+		for (int i = 0; i < WARM_N; i++)
+			exec_true(h);
+		warm[r] = (now_ms() - t) / WARM_N;
+	}
+	ops->release(h);
+	msb_disposal_failure f = { 0 };
+	ops->dispose(self, &key, &f);
+	msb_disposal_failure_free(&f);
+
+	double b = median(bare, ROUNDS), a = median(agent, ROUNDS), c = median(cold, ROUNDS),
+	       w = median(warm, ROUNDS);
+	printf("bare bwrap <same flags> true     %8.3f ms\n", b);
+	printf("agent start on the host (HELLO)  %8.3f ms\n", a);
+	printf("cold acquire+exec true+dispose   %8.3f ms   %.2fx (bare + agent)   target <= 1.10x\n", c,
+	       c / (b + a));
+	printf("warm exec true                   %8.3f ms   bare/warm %.1fx        target < 1 ms, >= 5x\n", w,
+	       b / w);
+
+	msb_backend_close(backend);
+	msb_loader_free(loader);
+	msb_config_doc_free(doc);
+	msb_bwrap_argv_free(bare_argv);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf %s; rmdir /sys/fs/cgroup/*/msb-bench/%s /sys/fs/cgroup/*/msb-bench 2>/dev/null",
+		 state, strrchr(state, '/') + 1);
+	return system(cmd) == 0 ? 0 : 0;
+}
