@@ -72,15 +72,40 @@ static msb_errc check_destination(int dir_fd, const char *leaf, const char *path
 	return MSB_OK;
 }
 
+/*
+ * Put the filled temporary at `leaf`, replacing whatever is there. Not a plain rename over
+ * it: ext4 (auto_da_alloc) allocates and submits a file's blocks synchronously when a rename
+ * replaces another file — a crash-safety heuristic for editors that never fsync — which made
+ * a 32 MiB write 2.5x slower (23 ms against 9). Exchanging the two names and unlinking the
+ * old one is just as atomic for a reader and skips it; durability is MSB_CONFINE_SYNC's job.
+ * What the exchange moves out is only ever unlinked, so a link or a hard link a racer put at
+ * the destination is dropped, never written through; a directory is put back and refused.
+ */
+static msb_errc replace(int dir_fd, const char *tmp, const char *leaf, const char *path,
+			msb_error *err)
+{
+	if (renameat2(dir_fd, tmp, dir_fd, leaf, RENAME_EXCHANGE) == 0) {
+		struct stat st;
+		if (fstatat(dir_fd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+			renameat2(dir_fd, tmp, dir_fd, leaf, RENAME_EXCHANGE);
+			return msb_error_set(err, MSB_E_IS_DIR,
+					     "write_file refused '%s': it is a directory", path);
+		}
+		unlinkat(dir_fd, tmp, 0);
+		return MSB_OK;
+	}
+	/* ENOENT: nothing to exchange with; EINVAL: a filesystem without RENAME_EXCHANGE. */
+	if ((errno == ENOENT || errno == EINVAL || errno == ENOSYS) &&
+	    renameat(dir_fd, tmp, dir_fd, leaf) == 0)
+		return MSB_OK;
+	return msb_error_set_errno(err, confine_errno_code(errno), errno, "write_file '%s'", path);
+}
+
 static msb_errc place(int dir_fd, const char *tmp, const char *leaf, const char *path,
 		      unsigned flags, msb_error *err)
 {
-	if (!(flags & MSB_CONFINE_EXCLUSIVE)) {
-		if (renameat(dir_fd, tmp, dir_fd, leaf) == 0)
-			return MSB_OK;
-		return msb_error_set_errno(err, confine_errno_code(errno), errno, "write_file '%s'",
-					   path);
-	}
+	if (!(flags & MSB_CONFINE_EXCLUSIVE))
+		return replace(dir_fd, tmp, leaf, path, err);
 	int rc = renameat2(dir_fd, tmp, dir_fd, leaf, RENAME_NOREPLACE);
 	if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
 		/* A filesystem without RENAME_NOREPLACE: link(2) is exclusive too. */
