@@ -57,12 +57,14 @@ struct conf_run {
 	char run_id[48];
 	unsigned seq;
 	msb_egress egress;              /* the mode every sandbox is acquired with */
+	int exec_probe;                 /* conf_exec_usable: 0 not yet asked, 1 real, -1 not */
 	const char *work_dir;
 	/* Keys acquired by the current suite, to dispose at its end. */
 	conf_box **boxes;
 	size_t n_boxes, cap_boxes;
 	void *suite_state;              /* the suite's shared box (conf_main_box) */
 	void *suite_data;               /* a suite's own, between setup and teardown */
+	const char *main_box_failed;    /* the case whose acquire of the shared box failed */
 };
 
 /* ---- verdicts (verdict.c) ---------------------------------------------------------- */
@@ -78,6 +80,8 @@ msb_errc conf_report_add(msb_conformance_report *report, const char *suite, cons
 
 /* ---- sandboxes (box.c) --------------------------------------------------------------- */
 bool conf_has(const conf_run *run, msb_capability cap);
+/* Whether exec is declared and really runs programs (so the kit may plant and look with it). */
+bool conf_exec_usable(conf_run *run);
 /*
  * Acquire a sandbox for a fresh conversation named `tag` (and call `call`, NULL for none,
  * at `scope`). On failure the case is failed naming the acquire and NULL is returned.

@@ -122,6 +122,7 @@ static msb_errc run_suite(conf_run *run, const conf_suite *suite)
 	conf_boxes_dispose_all(run);
 	run->suite_state = NULL;
 	run->suite_data = NULL;
+	run->main_box_failed = NULL;
 	return rc;
 }
 

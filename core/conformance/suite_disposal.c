@@ -55,6 +55,10 @@ static void case_dispose_unknown_key(conf_run *run)
 
 static void case_failed_dispose_reported(conf_run *run)
 {
+	if (!conf_exec_usable(run)) {
+		conf_skip(run, "obstructing a delete needs an exec that runs real programs");
+		return;
+	}
 	conf_box *box = conf_box_acquire(run, "obstructed", NULL, MSB_SCOPE_CONVERSATION);
 	if (!box)
 		return;

@@ -52,6 +52,11 @@ static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
 
 static bool start_peer(conf_run *run, conf_peer *peer, const char *address)
 {
+	if (!conf_exec_usable(run)) {
+		conf_skip(run, "exec is declared but did not run the kit's probe program, so no "
+			       "connection can be attempted from inside");
+		return false;
+	}
 	char token[96];
 	msb_error err = MSB_ERROR_INIT;
 	conf_unique(run, "peer", token, sizeof(token));

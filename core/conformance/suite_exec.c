@@ -307,9 +307,9 @@ static const char *exec_inapplicable(conf_run *run)
 {
 	if (!conf_has(run, MSB_CAP_EXEC))
 		return "the backend does not declare exec";
-	if (!(run->decl->unstated & MSB_DECL_OS_FAMILIES) &&
-	    !(run->decl->os_families & MSB_BIT(MSB_OS_POSIX)))
-		return "the backend's guests are not posix, and the kit's commands are POSIX sh";
+	/* An empty os_families is the absence of an answer, not a claim of another shape. */
+	if (run->decl->os_families && !(run->decl->os_families & MSB_BIT(MSB_OS_POSIX)))
+		return "the backend declares os_families without posix, and the kit's commands are POSIX sh";
 	return NULL;
 }
 

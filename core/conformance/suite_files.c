@@ -50,7 +50,7 @@ static conf_box *planted(conf_run *run)
 	files_layout *l = layout(run);
 	if (!box || l->planted)
 		return box;
-	if (conf_has(run, MSB_CAP_EXEC)) {
+	if (conf_exec_usable(run)) {
 		const char *args[] = { l->dir, NULL };
 		if (!conf_sh_ok(run, box, NULL, "the layout planted with exec",
 				"set -e; mkdir -p \"$1/sub\" \"$1-outdir\"; printf SECRET > \"$1-secret\"; "
@@ -68,6 +68,14 @@ static conf_box *planted(conf_run *run)
 			snprintf(p, sizeof(p), "%s/sub/.keep", l->dir);
 			rc = run->ops->write_file(box->handle, p, "", 0, run->work_dir, &err);
 		}
+		if (rc == MSB_OK) {
+			snprintf(p, sizeof(p), "%s-secret", l->dir);
+			rc = run->ops->write_file(box->handle, p, "SECRET", 6, run->work_dir, &err);
+		}
+		if (rc == MSB_OK) {
+			snprintf(p, sizeof(p), "%s-outdir/secret", l->dir);
+			rc = run->ops->write_file(box->handle, p, "SECRET", 6, run->work_dir, &err);
+		}
 		if (rc != MSB_OK) {
 			conf_fail_call(run, "the layout planted with write_file", &err);
 			msb_error_clear(&err);
@@ -82,7 +90,8 @@ static bool need_links(conf_run *run)
 {
 	if (layout(run)->links)
 		return true;
-	conf_skip(run, "planting a symlink in the guest needs exec, which the backend does not declare");
+	conf_skip(run, "planting a symlink needs an exec that runs real programs (not declared, or "
+		       "it did not run the kit's probe)");
 	return false;
 }
 
@@ -94,7 +103,7 @@ static int exists(conf_run *run, conf_box *box, const char *rel)
 /* The content of `rel` under W0, read independently (exec cat, else read_file). */
 static bool content(conf_run *run, conf_box *box, const char *rel, msb_buf *out)
 {
-	if (conf_has(run, MSB_CAP_EXEC)) {
+	if (conf_exec_usable(run)) {
 		const char *args[] = { rel, NULL };
 		msb_exec_result res;
 		msb_errc rc = conf_sh(run, box, NULL, "cat \"$1\"", args, T, &res, NULL);

@@ -94,7 +94,7 @@ static void case_call_leftovers_unreachable(conf_run *run)
 	conf_unique(run, "late", late, sizeof(late));
 	if (!conf_plant(run, c1, left, "left behind"))
 		return;
-	bool process = conf_has(run, MSB_CAP_EXEC);
+	bool process = conf_exec_usable(run);
 	if (process) {
 		/* A process the call leaves running, writing after the call has ended. */
 		const char *args[] = { late, NULL };
