@@ -131,6 +131,16 @@ for so in "$fixtures"/*.so; do
 	run "$msb" --json plugins "$so"; expect_status 1 "plugins --json $(basename "$so")"
 	expect_out '"error": "' "plugins --json $(basename "$so")"
 done
+# A few refusals by their words: both ABI versions, the missing operation, the stale symbol.
+check_refusal() {
+	[ -e "$fixtures/$1.so" ] || return 0
+	run "$msb" plugins "$fixtures/$1.so"; expect_error_line SandboxBackendNotPermitted "plugins $1"
+	expect_err "$2" "plugins $1 names the problem"
+}
+check_refusal old_abi "built for ABI 26, this host speaks 27"
+check_refusal no_reclaim "msb_backend_v27.reclaim is NULL"
+check_refusal stale_limits "stale bare symbol 'msb_backend_limits'"
+check_refusal process_rung "'process' is a retired isolation rung"
 [ "$broken" -gt 0 ] || echo "note: no broken fixtures built; run 'make check' to build them"
 # Two plugins declaring one backend name: the second is refused, naming both files.
 if [ -e "$fixtures/same_name.so" ]; then
