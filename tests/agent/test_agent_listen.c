@@ -1,0 +1,291 @@
+/*
+ * test_agent_listen.c — msb-agent in --listen mode, as the backends run it: concurrent
+ * requests on separate connections, HELLO and version refusal in both directions, malformed
+ * and oversize frames answered and survived, file operations through the work alias, and
+ * SHUTDOWN killing a daemon that escaped its command's process group.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/un.h>
+
+#include <cmocka.h>
+
+#include <msb/agent.h>
+
+#include "agent_fixture.h"
+
+typedef struct ctx {
+	agent_fixture fx;
+	msb_agent_client *client;
+} ctx;
+
+static int setup(void **state)
+{
+	static const char *const extra[] = { "--work-alias", "/msb/work", NULL };
+	ctx *c = calloc(1, sizeof *c);
+	fixture_start(&c->fx, "--listen", extra);
+	msb_error err = MSB_ERROR_INIT;
+	if (msb_agent_client_open_unix(c->fx.sock, 10, &c->client, &err) != MSB_OK) {
+		fprintf(stderr, "open: %s\n", msb_error_message(&err));
+		return -1;
+	}
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	ctx *c = *state;
+	msb_agent_client_close(c->client);
+	fixture_stop(&c->fx);
+	free(c);
+	return 0;
+}
+
+/* A raw connection, to speak the protocol badly on purpose. */
+static int raw_connect(ctx *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->fx.sock);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	return fd;
+}
+
+static void send_header(int fd, uint16_t version, uint16_t type, uint32_t length)
+{
+	msb_agent_header h = { MSB_AGENT_MAGIC, version, type, 77, length };
+	unsigned char raw[MSB_AGENT_HEADER_SIZE];
+	msb_agent_header_encode(&h, raw);
+	assert_int_equal(write(fd, raw, sizeof raw), (ssize_t)sizeof raw);
+}
+
+/* Read one reply and return its error message (caller frees), asserting its code. */
+static char *read_refusal(int fd, msb_errc want, uint16_t *version)
+{
+	msb_agent_header h;
+	msb_buf payload = { 0 };
+	assert_int_equal(msb_agent_frame_read(fd, msb_agent_now_ms() + 5000, &h, &payload, NULL, NULL),
+			 MSB_OK);
+	*version = h.version;
+	msb_agent_reader r = { .data = payload.data, .len = payload.len };
+	uint32_t code = 0;
+	char *msg = NULL;
+	for (;;) {
+		msb_agent_field f;
+		bool done;
+		assert_int_equal(msb_agent_reader_next(&r, &f, &done, NULL), MSB_OK);
+		if (done)
+			break;
+		if (f.tag == MSB_TAG_ERRC)
+			msb_agent_field_u32(&f, &code, NULL);
+		if (f.tag == MSB_TAG_MESSAGE)
+			msg = strndup((const char *)f.value, f.len);
+	}
+	msb_buf_free(&payload);
+	assert_int_equal(code, want);
+	assert_non_null(msg);
+	return msg;
+}
+
+static void test_version_refused_by_agent(void **state)
+{
+	ctx *c = *state;
+	int fd = raw_connect(c);
+	msb_buf p = { 0 };
+	msb_agent_put_u32(&p, MSB_TAG_VERSION, 2, NULL);
+	send_header(fd, 2, MSB_AGENT_HELLO, (uint32_t)p.len);
+	assert_int_equal(write(fd, p.data, p.len), (ssize_t)p.len);
+	msb_buf_free(&p);
+	uint16_t version;
+	char *msg = read_refusal(fd, MSB_E_PROTOCOL, &version);
+	assert_int_equal(version, MSB_AGENT_PROTOCOL_VERSION);
+	assert_non_null(strstr(msg, "version 2"));
+	assert_non_null(strstr(msg, "version 1"));
+	free(msg);
+	char b;
+	assert_int_equal(read(fd, &b, 1), 0); /* and the stream is dropped */
+	close(fd);
+}
+
+static void test_hello_first_and_bad_frames(void **state)
+{
+	ctx *c = *state;
+	int fd = raw_connect(c);
+	send_header(fd, 1, MSB_AGENT_PING, 0);
+	uint16_t version;
+	char *msg = read_refusal(fd, MSB_E_PROTOCOL, &version);
+	assert_non_null(strstr(msg, "hello must come first"));
+	free(msg);
+	close(fd);
+
+	fd = raw_connect(c);
+	send_header(fd, 1, MSB_AGENT_HELLO, 0xffffffffu);
+	msg = read_refusal(fd, MSB_E_PROTOCOL, &version);
+	assert_non_null(strstr(msg, "limit"));
+	free(msg);
+	close(fd);
+
+	fd = raw_connect(c);
+	assert_int_equal(write(fd, "GET / HTTP/1.1\r\n\r\n", 18), 18);
+	char b;
+	/* Not our protocol: dropped without a word (a reset, as unread bytes were pending). */
+	assert_true(read(fd, &b, 1) <= 0);
+	close(fd);
+	/* Every refusal cost one connection, never the agent. */
+	assert_int_equal(msb_agent_ping(c->client, 5, NULL), MSB_OK);
+}
+
+/* A fake agent of another version, answering one HELLO. */
+static void *fake_agent(void *arg)
+{
+	int fd = *(int *)arg;
+	msb_agent_header h;
+	msb_buf in = { 0 }, out = { 0 };
+	if (msb_agent_frame_read(fd, 0, &h, &in, NULL, NULL) == MSB_OK) {
+		msb_agent_put_u32(&out, MSB_TAG_ERRC, 0, NULL);
+		msb_agent_put_u32(&out, MSB_TAG_VERSION, 9, NULL);
+		msb_agent_header r = { MSB_AGENT_MAGIC, 9, (uint16_t)(h.type | MSB_AGENT_REPLY), h.id,
+				       (uint32_t)out.len };
+		unsigned char raw[MSB_AGENT_HEADER_SIZE];
+		msb_agent_header_encode(&r, raw);
+		if (write(fd, raw, sizeof raw) < 0 || write(fd, out.data, out.len) < 0)
+			perror("fake agent");
+	}
+	msb_buf_free(&in);
+	msb_buf_free(&out);
+	return NULL;
+}
+
+static void test_version_refused_by_client(void **state)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pthread_t t;
+	pthread_create(&t, NULL, fake_agent, &sv[1]);
+	msb_agent_client *client = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_client_open_fds(sv[0], sv[0], 5, &client, &err), MSB_E_PROTOCOL);
+	assert_null(client);
+	assert_non_null(strstr(msb_error_message(&err), "agent speaks version 9"));
+	assert_non_null(strstr(msb_error_message(&err), "client speaks version 1"));
+	msb_error_clear(&err);
+	pthread_join(t, NULL);
+	close(sv[1]);
+}
+
+typedef struct slow_call {
+	msb_agent_client *client;
+	msb_exec_result res;
+	msb_errc rc;
+} slow_call;
+
+static void *run_slow(void *arg)
+{
+	slow_call *s = arg;
+	const char *const argv[] = { "sleep", "1", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	s->rc = msb_agent_exec(s->client, &req, NULL, &s->res, NULL);
+	return NULL;
+}
+
+static void test_concurrent_requests(void **state)
+{
+	ctx *c = *state;
+	slow_call s = { .client = c->client };
+	pthread_t t;
+	int64_t t0 = msb_agent_now_ms();
+	pthread_create(&t, NULL, run_slow, &s);
+	fixture_sleep_ms(100);
+	/* A quick request is served while the slow one still runs. */
+	const char *const argv[] = { "true", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(msb_agent_exec(c->client, &req, NULL, &res, NULL), MSB_OK);
+	assert_true(msb_agent_now_ms() - t0 < 800);
+	msb_exec_result_free(&res);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, MSB_OK);
+	assert_int_equal(s.res.exit_code, 0);
+	msb_exec_result_free(&s.res);
+}
+
+static void test_files_through_alias(void **state)
+{
+	ctx *c = *state;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_write_file(c->client, "d/f.txt", "abc", 3, "/msb/work", &err), MSB_OK);
+	char host_path[160];
+	snprintf(host_path, sizeof host_path, "%s/d/f.txt", c->fx.work);
+	assert_int_equal(access(host_path, F_OK), 0); /* the guest path meant the work dir */
+	msb_entry_list list = { 0 };
+	assert_int_equal(msb_agent_list_dir(c->client, "d", "/msb/work", &list, &err), MSB_OK);
+	assert_int_equal(list.len, 1);
+	assert_string_equal(list.items[0].path, "d/f.txt");
+	assert_int_equal(list.items[0].size_bytes, 3);
+	msb_entry_list_free(&list);
+	msb_buf buf = { 0 };
+	assert_int_equal(msb_agent_read_file(c->client, "d/f.txt", "/msb/work", 3, &buf, &err), MSB_OK);
+	assert_string_equal((char *)buf.data, "abc");
+	msb_buf_free(&buf);
+	assert_int_equal(msb_agent_read_file(c->client, "nope", "/msb/work", 3, &buf, &err),
+			 MSB_E_NOT_FOUND);
+	msb_error_clear(&err);
+	assert_int_equal(msb_agent_reclaim(c->client, "/msb/work/d", "/msb/work", 5, &err), MSB_OK);
+	assert_int_not_equal(access(host_path, F_OK), 0);
+	/* reclaim refuses a directory outside its working directory. */
+	assert_int_not_equal(msb_agent_reclaim(c->client, "/etc", "/msb/work", 5, &err), MSB_OK);
+	msb_error_clear(&err);
+}
+
+static void test_shutdown_kills_escaped_daemon(void **state)
+{
+	ctx *c = *state;
+	const char *const argv[] = {
+		"sh", "-c", "setsid sh -c 'echo $$ > d.pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &",
+		NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(msb_agent_exec(c->client, &req, NULL, &res, NULL), MSB_OK);
+	msb_exec_result_free(&res);
+	char path[160];
+	snprintf(path, sizeof path, "%s/d.pid", c->fx.work);
+	long daemon = 0;
+	for (int i = 0; i < 400 && daemon <= 0; i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (fscanf(f, "%ld", &daemon) != 1)
+				daemon = 0;
+			fclose(f);
+		}
+		if (daemon <= 0)
+			fixture_sleep_ms(5);
+	}
+	assert_true(daemon > 0);
+	assert_false(fixture_pid_gone((pid_t)daemon));
+	assert_int_equal(msb_agent_shutdown(c->client, 5, NULL), MSB_OK);
+	int status;
+	pid_t agent = c->fx.pid;
+	for (int i = 0; i < 1000 && waitpid(agent, &status, WNOHANG) != agent; i++)
+		fixture_sleep_ms(5);
+	assert_true(fixture_pid_gone(agent));
+	c->fx.pid = 0;
+	assert_true(fixture_wait_gone((pid_t)daemon, 2000));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version_refused_by_agent),
+		cmocka_unit_test(test_hello_first_and_bad_frames),
+		cmocka_unit_test(test_version_refused_by_client),
+		cmocka_unit_test(test_concurrent_requests),
+		cmocka_unit_test(test_files_through_alias),
+		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,341 @@
+/*
+ * test_agent_proto.c — the agent protocol's framing and decoder on their own: round trips,
+ * refusals with their reasons, lengths refused before anything is allocated, and a
+ * randomized mutation run of the request decoder (the libFuzzer target,
+ * fuzz_agent_decode.c, explores the same entry point further where clang is available).
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <msb/agent.h>
+
+static void test_header_round_trip(void **state)
+{
+	msb_agent_header h = { MSB_AGENT_MAGIC, MSB_AGENT_PROTOCOL_VERSION, MSB_AGENT_EXEC, 0xdeadbeef, 1234 };
+	unsigned char raw[MSB_AGENT_HEADER_SIZE];
+	msb_agent_header_encode(&h, raw);
+	assert_memory_equal(raw, "MSBA", 4); /* little-endian on the wire, whatever the host */
+	msb_agent_header back;
+	assert_int_equal(msb_agent_header_decode(raw, &back, NULL), MSB_OK);
+	assert_int_equal(back.version, h.version);
+	assert_int_equal(back.type, h.type);
+	assert_int_equal(back.id, h.id);
+	assert_int_equal(back.length, h.length);
+}
+
+static void test_header_refusals(void **state)
+{
+	msb_agent_header h = { 0x12345678, 1, 1, 1, 0 };
+	unsigned char raw[MSB_AGENT_HEADER_SIZE];
+	msb_error err = MSB_ERROR_INIT;
+	msb_agent_header_encode(&h, raw);
+	assert_int_equal(msb_agent_header_decode(raw, &h, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "magic"));
+	msb_error_clear(&err);
+
+	h = (msb_agent_header){ MSB_AGENT_MAGIC, 1, 1, 1, MSB_AGENT_MAX_PAYLOAD + 1 };
+	msb_agent_header_encode(&h, raw);
+	assert_int_equal(msb_agent_header_decode(raw, &h, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "limit"));
+	msb_error_clear(&err);
+}
+
+/*
+ * A header claiming 4 GiB, and nothing after it: refused at once (not a timeout waiting for
+ * bytes that would first need a 4 GiB buffer).
+ */
+static void test_oversize_refused_before_reading(void **state)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	msb_agent_header h = { MSB_AGENT_MAGIC, 1, MSB_AGENT_PING, 7, 0xffffffffu };
+	unsigned char raw[MSB_AGENT_HEADER_SIZE];
+	msb_agent_header_encode(&h, raw);
+	assert_int_equal(write(p[1], raw, sizeof raw), (ssize_t)sizeof raw);
+	msb_buf payload = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	int64_t deadline = msb_agent_now_ms() + 2000;
+	assert_int_equal(msb_agent_frame_read(p[0], deadline, &h, &payload, NULL, &err), MSB_E_PROTOCOL);
+	assert_true(msb_agent_now_ms() < deadline); /* never waited for the payload */
+	assert_null(payload.data);
+	assert_non_null(strstr(msb_error_message(&err), "4294967295"));
+	msb_error_clear(&err);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_frame_round_trip_and_eof(void **state)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	msb_buf out = { 0 };
+	assert_int_equal(msb_agent_put_str(&out, MSB_TAG_ARG, "x y", NULL), MSB_OK);
+	assert_int_equal(msb_agent_put_u64(&out, MSB_TAG_TIMEOUT_MS, 1ull << 40, NULL), MSB_OK);
+	assert_int_equal(msb_agent_frame_write(p[1], MSB_AGENT_EXEC, 42, &out, NULL), MSB_OK);
+	close(p[1]);
+	msb_agent_header h;
+	msb_buf in = { 0 };
+	bool eof;
+	assert_int_equal(msb_agent_frame_read(p[0], 0, &h, &in, &eof, NULL), MSB_OK);
+	assert_int_equal(h.id, 42);
+	assert_int_equal(in.len, out.len);
+	msb_agent_request req;
+	assert_int_equal(msb_agent_request_decode(h.type, in.data, in.len, &req, NULL), MSB_OK);
+	assert_int_equal(req.argc, 1);
+	assert_string_equal(req.argv[0], "x y");
+	assert_null(req.argv[1]);
+	assert_true(req.timeout_ms == 1ull << 40);
+	msb_agent_request_free(&req);
+	/* The writer went away cleanly: a server can tell that from a broken frame. */
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_frame_read(p[0], 0, &h, &in, &eof, &err), MSB_E_PROTOCOL);
+	assert_true(eof);
+	msb_error_clear(&err);
+	msb_buf_free(&in);
+	msb_buf_free(&out);
+	close(p[0]);
+}
+
+static void test_truncated_frame(void **state)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	msb_agent_header h = { MSB_AGENT_MAGIC, 1, MSB_AGENT_PING, 1, 100 };
+	unsigned char raw[MSB_AGENT_HEADER_SIZE + 10] = { 0 };
+	msb_agent_header_encode(&h, raw);
+	assert_int_equal(write(p[1], raw, sizeof raw), (ssize_t)sizeof raw);
+	close(p[1]);
+	msb_buf in = { 0 };
+	bool eof;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_frame_read(p[0], 0, &h, &in, &eof, &err), MSB_E_PROTOCOL);
+	assert_false(eof);
+	assert_non_null(strstr(msb_error_message(&err), "closed"));
+	msb_error_clear(&err);
+	close(p[0]);
+}
+
+static msb_errc decode(uint16_t type, const msb_buf *b, msb_agent_request *req, msb_error *err)
+{
+	return msb_agent_request_decode(type, b->data, b->len, req, err);
+}
+
+static void test_request_refusals(void **state)
+{
+	msb_agent_request req;
+	msb_error err = MSB_ERROR_INIT;
+	msb_buf b = { 0 };
+
+	/* No argv. */
+	assert_int_equal(decode(MSB_AGENT_EXEC, &b, &req, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "argv"));
+	msb_error_clear(&err);
+
+	/* A NUL inside an argument would silently cut it: refused. */
+	assert_int_equal(msb_agent_put(&b, MSB_TAG_ARG, "a\0b", 3, NULL), MSB_OK);
+	assert_int_equal(decode(MSB_AGENT_EXEC, &b, &req, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "NUL"));
+	msb_error_clear(&err);
+	msb_buf_free(&b);
+
+	/* A field claiming more than the payload holds. */
+	assert_int_equal(msb_agent_put_str(&b, MSB_TAG_ARG, "true", NULL), MSB_OK);
+	b.data[2] = 0xff; /* length byte 0 of the first field */
+	assert_int_equal(decode(MSB_AGENT_EXEC, &b, &req, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "remain"));
+	msb_error_clear(&err);
+	msb_buf_free(&b);
+
+	/* A u64 field of the wrong width. */
+	assert_int_equal(msb_agent_put_str(&b, MSB_TAG_ARG, "true", NULL), MSB_OK);
+	assert_int_equal(msb_agent_put_u32(&b, MSB_TAG_TIMEOUT_MS, 5, NULL), MSB_OK);
+	assert_int_equal(decode(MSB_AGENT_EXEC, &b, &req, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "u64"));
+	msb_error_clear(&err);
+	msb_buf_free(&b);
+
+	/* Unknown type; file operation without a working directory; env without '='. */
+	assert_int_equal(decode(99, &b, &req, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "99"));
+	msb_error_clear(&err);
+	assert_int_equal(msb_agent_put_str(&b, MSB_TAG_PATH, "a", NULL), MSB_OK);
+	assert_int_equal(decode(MSB_AGENT_READ_FILE, &b, &req, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "working directory"));
+	msb_error_clear(&err);
+	msb_buf_free(&b);
+	assert_int_equal(msb_agent_put_str(&b, MSB_TAG_ARG, "env", NULL), MSB_OK);
+	assert_int_equal(msb_agent_put_str(&b, MSB_TAG_ENV, "NOEQUALS", NULL), MSB_OK);
+	assert_int_equal(decode(MSB_AGENT_EXEC, &b, &req, &err), MSB_E_PROTOCOL);
+	msb_error_clear(&err);
+	msb_buf_free(&b);
+
+	/* Unknown tags are skipped: a later minor addition needs no version bump. */
+	assert_int_equal(msb_agent_put_str(&b, 999, "future", NULL), MSB_OK);
+	assert_int_equal(msb_agent_put_str(&b, MSB_TAG_ARG, "", NULL), MSB_OK);
+	assert_int_equal(decode(MSB_AGENT_EXEC, &b, &req, &err), MSB_OK);
+	assert_string_equal(req.argv[0], "");
+	msb_agent_request_free(&req);
+	msb_buf_free(&b);
+}
+
+static void test_put_refuses_oversize(void **state)
+{
+	msb_buf b = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_put(&b, MSB_TAG_DATA, "", (size_t)MSB_AGENT_MAX_PAYLOAD + 1, &err),
+			 MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "limit"));
+	assert_null(b.data);
+	msb_error_clear(&err);
+}
+
+/* A valid request of every type, as seeds for the mutation run. */
+static void build_seeds(msb_buf seeds[], uint16_t types[], size_t *n)
+{
+	size_t k = 0;
+	msb_buf *b;
+	b = &seeds[k], types[k++] = MSB_AGENT_HELLO;
+	msb_agent_put_u32(b, MSB_TAG_VERSION, 1, NULL);
+	b = &seeds[k], types[k++] = MSB_AGENT_EXEC;
+	msb_agent_put_str(b, MSB_TAG_ARG, "sh", NULL);
+	msb_agent_put_str(b, MSB_TAG_ARG, "-c", NULL);
+	msb_agent_put_str(b, MSB_TAG_ENV, "A=b", NULL);
+	msb_agent_put_str(b, MSB_TAG_CWD, "/w", NULL);
+	msb_agent_put_u64(b, MSB_TAG_TIMEOUT_MS, 10, NULL);
+	msb_agent_put_u64(b, MSB_TAG_MAX_OUTPUT, 10, NULL);
+	msb_agent_put(b, MSB_TAG_STDIN, "\0\1\2", 3, NULL);
+	b = &seeds[k], types[k++] = MSB_AGENT_RUN_CODE;
+	msb_agent_put_str(b, MSB_TAG_CODE, "print(1)", NULL);
+	b = &seeds[k], types[k++] = MSB_AGENT_WRITE_FILE;
+	msb_agent_put_str(b, MSB_TAG_PATH, "a/b", NULL);
+	msb_agent_put_str(b, MSB_TAG_WORKDIR, "/w", NULL);
+	msb_agent_put_str(b, MSB_TAG_DATA, "data", NULL);
+	b = &seeds[k], types[k++] = MSB_AGENT_REMOVE;
+	msb_agent_put_str(b, MSB_TAG_PATH, "a", NULL);
+	msb_agent_put_str(b, MSB_TAG_WORKDIR, "/w", NULL);
+	msb_agent_put_u32(b, MSB_TAG_RECURSIVE, 1, NULL);
+	*n = k;
+}
+
+/*
+ * Mutation run: flip, overwrite, truncate and splice bytes of valid requests many thousand
+ * times. Under the sanitizer build any out-of-bounds read or leak fails the test; in every
+ * build a decoded request must be internally consistent.
+ */
+static void test_decoder_mutations(void **state)
+{
+	msb_buf seeds[8] = { { 0 } };
+	uint16_t types[8];
+	size_t n;
+	build_seeds(seeds, types, &n);
+	unsigned seed = 0x5eed;
+	const char *env = getenv("MSB_FUZZ_SEED");
+	if (env)
+		seed = (unsigned)strtoul(env, NULL, 0);
+	srand(seed);
+	unsigned char work[512];
+	size_t ok = 0, refused = 0;
+	for (int iter = 0; iter < 200000; iter++) {
+		const msb_buf *s = &seeds[(size_t)rand() % n];
+		size_t len = s->len;
+		memcpy(work, s->data, len);
+		int mutations = 1 + rand() % 4;
+		for (int m = 0; m < mutations; m++) {
+			switch (rand() % 4) {
+			case 0: /* flip a bit */
+				work[(size_t)rand() % len] ^= (unsigned char)(1u << (rand() % 8));
+				break;
+			case 1: /* an interesting byte */
+				work[(size_t)rand() % len] = (unsigned char[]){ 0, 0xff, 0x7f, 0x80, 6 }[rand() % 5];
+				break;
+			case 2: /* truncate */
+				len = (size_t)rand() % (len + 1);
+				break;
+			default: /* append a chunk of another seed */
+				if (len < sizeof work - 64) {
+					const msb_buf *o = &seeds[(size_t)rand() % n];
+					size_t take = o->len < 64 ? o->len : 64;
+					memcpy(work + len, o->data, take);
+					len += take;
+				}
+			}
+			if (len == 0)
+				break;
+		}
+		uint16_t type = rand() % 8 ? types[(size_t)rand() % n] : (uint16_t)(rand() % 20);
+		msb_agent_request req;
+		msb_error err = MSB_ERROR_INIT;
+		/* Copy to an exact-size heap block so ASan sees any read past the end. */
+		unsigned char *exact = malloc(len ? len : 1);
+		memcpy(exact, work, len);
+		if (msb_agent_request_decode(type, exact, len, &req, &err) == MSB_OK) {
+			ok++;
+			assert_true(req.argc == 0 || req.argv[req.argc] == NULL);
+			for (size_t i = 0; i < req.argc; i++)
+				assert_true(strlen(req.argv[i]) <= len);
+			if (type == MSB_AGENT_EXEC)
+				assert_true(req.argc >= 1);
+			msb_agent_request_free(&req);
+		} else {
+			refused++;
+			assert_int_equal(err.code == MSB_E_PROTOCOL || err.code == MSB_E_NOMEM, 1);
+			msb_error_clear(&err);
+		}
+		free(exact);
+	}
+	assert_true(ok > 1000 && refused > 1000); /* both paths were exercised */
+	for (size_t i = 0; i < n; i++)
+		msb_buf_free(&seeds[i]);
+}
+
+static void test_config_argv(void **state)
+{
+	msb_agent_config c = MSB_AGENT_CONFIG_INIT;
+	c.work_dir = "/w";
+	c.work_alias = "/msb/work";
+	c.run_code = (const char *const[]){ "python3", "-", NULL };
+	c.rlimits.nproc = 64;
+	c.uid = 65534;
+	char **argv = NULL;
+	assert_int_equal(msb_agent_config_argv("/bin/agent", "--listen", "/s", &c, 3, &argv, NULL), MSB_OK);
+	char joined[512] = "";
+	for (char **a = argv; *a; a++) {
+		strcat(joined, *a);
+		strcat(joined, " ");
+	}
+	assert_string_equal(joined, "/bin/agent --listen /s --work-dir /w --work-alias /msb/work "
+				    "--timeout 60.000 --max-output 1048576 --run-code python3 "
+				    "--run-code - --rlimit-nproc 64 --uid 65534 --ready-fd 3 ");
+	free(argv);
+	msb_error err = MSB_ERROR_INIT;
+	c.work_dir = "relative";
+	assert_int_equal(msb_agent_config_argv("/bin/agent", "--listen", "/s", &c, -1, &argv, &err),
+			 MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "work_dir"));
+	msb_error_clear(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_round_trip),
+		cmocka_unit_test(test_header_refusals),
+		cmocka_unit_test(test_oversize_refused_before_reading),
+		cmocka_unit_test(test_frame_round_trip_and_eof),
+		cmocka_unit_test(test_truncated_frame),
+		cmocka_unit_test(test_request_refusals),
+		cmocka_unit_test(test_put_refuses_oversize),
+		cmocka_unit_test(test_decoder_mutations),
+		cmocka_unit_test(test_config_argv),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
