@@ -75,3 +75,7 @@ tests_conformance_test_conformance_SOURCES = tests/conformance/test_conformance.
 tests_conformance_test_conformance_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_conformance_test_conformance_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la \
 	sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+
+# Every shipped plugin through `msb conformance` (skips a plugin whose engine is absent).
+TESTS += tests/conformance/run_all.sh
+EXTRA_DIST += tests/conformance/run_all.sh

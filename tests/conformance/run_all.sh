@@ -1,0 +1,98 @@
+#!/bin/sh
+# run_all.sh — the conformance kit over every shipped plugin, through `msb conformance`, as
+# a plugin author would run it. Each plugin gets a config node written here (a fresh state
+# dir, the in-tree guest agent) and must fail no case; a plugin whose engine is absent on
+# this machine is skipped with the reason printed. Exit 77 only when every plugin was skipped.
+#
+# The inprocess fake is run narrowed to what it really does: its exec and run_code are
+# scripted (they answer what a test scripted, not what a program printed), so under the kit
+# it declares its in-memory files and the call scope, and nothing it would only pretend.
+set -u
+B=${MSB_TOP_BUILDDIR:?run from make check (MSB_TOP_BUILDDIR unset)}
+MSB="$B/core/cli/msb"
+AGENT="$B/sdk/agent/msb-agent"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/msb-conf-all-XXXXXX") || exit 1
+trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT INT TERM
+
+ran=0 failed=0 skipped=0
+
+skip() {
+	echo "SKIP $1: $2"
+	skipped=$((skipped + 1))
+}
+
+# conform NAME CONFIG-TEXT [msb conformance options…]
+conform() {
+	name=$1 config=$2
+	shift 2
+	so="$B/plugins/$name/.libs/$name.so"
+	if [ ! -f "$so" ]; then
+		skip "$name" "plugin not built ($so)"
+		return
+	fi
+	printf '%s' "$config" > "$WORK/$name.yaml"
+	echo "== $name"
+	"$MSB" conformance "$so" --config "$WORK/$name.yaml" --tap "$@" > "$WORK/$name.tap" 2>&1
+	rc=$?
+	cat "$WORK/$name.tap"
+	ran=$((ran + 1))
+	if [ $rc -ne 0 ] || grep -q '^not ok' "$WORK/$name.tap"; then
+		echo "FAIL $name: msb conformance exited $rc"
+		failed=$((failed + 1))
+	else
+		echo "PASS $name"
+	fi
+}
+
+conform inprocess 'capabilities: [files_in, files_out, files_list, files_delete]
+isolation_scopes: [conversation, call]
+'
+
+if [ -x "$AGENT" ]; then
+	mkdir -p "$WORK/process"
+	conform process "state_dir: $WORK/process
+agent: $AGENT
+run_code: sh
+" --run-code-language sh
+
+	if command -v bwrap >/dev/null 2>&1; then
+		mkdir -p "$WORK/bwrap"
+		conform bwrap "state_dir: $WORK/bwrap
+agent: $AGENT
+" --run-code-language sh
+	else
+		skip bwrap "bubblewrap is not installed (Debian package bubblewrap)"
+	fi
+
+	if command -v runsc >/dev/null 2>&1; then
+		mkdir -p "$WORK/gvisor"
+		conform gvisor "state_dir: $WORK/gvisor
+agent: $AGENT
+" --run-code-language sh
+	else
+		skip gvisor "runsc is not installed (gVisor)"
+	fi
+
+	GUEST=${MSB_QEMU_GUEST:-$B/plugins/qemu/guest}
+	if [ ! -x /usr/bin/qemu-system-x86_64 ]; then
+		skip qemu "qemu-system-x86_64 is not installed (Debian package qemu-system-x86)"
+	elif [ ! -r "$GUEST/vmlinuz" ]; then
+		skip qemu "no guest kernel at $GUEST/vmlinuz: run 'make qemu-guest'"
+	else
+		mkdir -p "$WORK/qemu"
+		conform qemu "state_dir: $WORK/qemu
+agent: $AGENT
+init: $B/plugins/qemu/msb-qemu-init
+guest_dir: $GUEST
+" --run-code-language sh
+	fi
+else
+	for p in process bwrap gvisor qemu; do
+		skip "$p" "the guest agent is not built ($AGENT)"
+	done
+fi
+
+echo "conformance: $ran run, $failed failed, $skipped skipped"
+[ $failed -eq 0 ] || exit 1
+[ $ran -gt 0 ] || exit 77
+exit 0
