@@ -23,3 +23,17 @@ tests_backends_process_test_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 tests_backends_process_helper_SOURCES = tests/backends/process_helper.c
 tests_backends_process_helper_CFLAGS = $(WARN_CFLAGS)
 tests_backends_process_helper_LDFLAGS =
+
+# The qemu backend, booting real microVMs (qemu_*). Needs `make qemu-guest` (skips without).
+check_PROGRAMS += tests/backends/qemu_backend
+TESTS += tests/backends/qemu_backend
+tests_backends_qemu_backend_SOURCES = tests/backends/qemu_backend.c tests/backends/qemu_fixture.h
+tests_backends_qemu_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_qemu_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_qemu_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent plugins/qemu/qemu.la plugins/qemu/msb-qemu-init
+check_PROGRAMS += tests/backends/bwrap_config
+TESTS += tests/backends/bwrap_config
+tests_backends_bwrap_config_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_bwrap_config_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_bwrap_config_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la plugins/bwrap/bwrap.la
