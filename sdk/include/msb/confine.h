@@ -60,10 +60,12 @@ msb_errc msb_confine_check_path(const char *path, bool allow_root, msb_error *er
 
 /*
  * Write `len` bytes to `path` atomically: a temporary file is created O_EXCL beside the
- * destination, filled, and renamed over it, so a reader sees the old file or the new, never
- * half, and a failed write leaves no temporary behind. Renaming replaces a directory entry
- * and never writes through it, so a hard link at the destination keeps its outside inode
- * untouched. A symlink at the destination is refused rather than replaced.
+ * destination, filled, and swapped into place (renameat2 RENAME_EXCHANGE, then the old file
+ * unlinked; a plain rename where there is nothing to replace), so a reader sees the old file
+ * or the new, never half, and a failed write leaves no temporary behind. The destination is
+ * never opened, so a hard link there loses its name and keeps its outside inode untouched.
+ * A symlink at the destination is refused rather than replaced; so is a directory
+ * (MSB_E_IS_DIR).
  */
 msb_errc msb_confine_write_file(int root_fd, const char *path, const void *data, size_t len,
 				unsigned flags, msb_error *err);
