@@ -9,7 +9,9 @@
  * other caller racing it waits on the `settled` condition for that entry and shares its
  * answer. So one backend acquire per key, however many threads race.
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,6 +367,10 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 	const char *call = key && key->call_id && *key->call_id ? key->call_id : NULL;
 	const msb_backend *b = NULL;
 	msb_errc rc;
+	if (!spec) {
+		rc = msb_error_set(err, MSB_E_VALUE, "acquire: no spec given");
+		return rc; /* nothing to describe an event with */
+	}
 	if (!key || !key->scope || !*key->scope || !key->thread_id || !*key->thread_id) {
 		rc = msb_error_set(err, MSB_E_VALUE,
 				   "acquire: the key needs a scope and a thread_id, both from the host's "
@@ -444,9 +450,31 @@ static bool match_key(const struct router_entry *e, const void *arg)
 	return key_is(arg, e->scope, e->thread_id, e->agent_dir, e->call_id);
 }
 
-bool msb_router_dispose(msb_router *router, const msb_key *key, msb_disposal_failure *failure)
+/* One line for the host's log, beside the observer's structured record. */
+static void router_warn(const msb_router *r, const char *fmt, ...) MSB_PRINTF(2, 3);
+static void router_warn(const msb_router *r, const char *fmt, ...)
+{
+	char *line = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (r->opt.warn)
+		r->opt.warn(r->opt.warn_ctx, line);
+	else
+		fprintf(stderr, "msb: warning: %s\n", line);
+	free(line);
+}
+
+bool msb_router_dispose(msb_router *router, const msb_key *given, msb_disposal_failure *failure)
 {
 	msb_disposal_failure folded = { MSB_DISPOSAL_UNKNOWN, NULL };
+	/* Backends are handed no NULL part: an absent part is the empty one. */
+	const msb_key k = { nz(given ? given->scope : NULL), nz(given ? given->thread_id : NULL),
+			    nz(given ? given->agent_dir : NULL), nz(given ? given->call_id : NULL) };
+	const msb_key *key = &k;
 	pthread_mutex_lock(&router->lock);
 	struct router_entry *doomed = unlink_matching(router, match_key, key);
 	pthread_mutex_unlock(&router->lock);
@@ -466,6 +494,13 @@ bool msb_router_dispose(msb_router *router, const msb_key *key, msb_disposal_fai
 		}
 	}
 	bool clean = folded.detail == NULL;
+	if (!clean)
+		router_warn(router,
+			    "sandbox router: the disposal of (scope '%s', thread '%s', agent_dir '%s', "
+			    "call '%s') did not land (%s): %s; the key is refused with SandboxUnclean "
+			    "until a disposal lands",
+			    key->scope, key->thread_id, key->agent_dir, key->call_id,
+			    msb_word_name(MSB_AXIS_DISPOSAL_CODE, (int)folded.code), folded.detail);
 	pthread_mutex_lock(&router->lock);
 	unclean_set(router, key, clean ? NULL : &folded);
 	pthread_mutex_unlock(&router->lock);
@@ -523,6 +558,13 @@ void msb_router_dispose_scope(msb_router *router, const char *scope, const char 
 		}
 		msb_scope_purge_free(&one);
 	}
+	if (total.has_undisposed)
+		router_warn(router,
+			    "sandbox router: the purge of (scope '%s', thread '%s') left sandboxes "
+			    "behind (%s): %s",
+			    m.scope, m.thread_id,
+			    msb_word_name(MSB_AXIS_DISPOSAL_CODE, (int)total.undisposed.code),
+			    nz(total.undisposed.detail));
 	if (!total.has_undisposed) {
 		/* A purge that landed whole cleans every key of the conversation. */
 		pthread_mutex_lock(&router->lock);

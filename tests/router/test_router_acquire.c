@@ -184,6 +184,17 @@ static void call_scope_folds_the_call_id(void **state)
 	msb_router_free(r);
 }
 
+static void dispose_hands_backends_no_null_part(void **state)
+{
+	fx *f = *state;
+	msb_backend *b = fx_open(f, "inprocess", NULL);
+	msb_router *r = router_of(f, &b, 1, MSB_SELECTION_FIXED);
+	msb_key key = { "s", "t", NULL, NULL };
+	assert_true(msb_router_dispose(r, &key, NULL));
+	assert_string_equal(fx_recorded(b, "dispose", 0), "scope=s thread=t agent_dir= call_id=");
+	msb_router_free(r);
+}
+
 static void dispose_asks_every_backend_and_folds(void **state)
 {
 	fx *f = *state;
@@ -231,6 +242,10 @@ static void a_key_whose_disposal_failed_is_unclean_until_one_lands(void **state)
 	msb_sandbox_release(acquire_ok(r, &key, &spec));
 	fx_inject(b, "dispose", "timeout");
 	assert_false(msb_router_dispose(r, &key, NULL));
+	/* The host's log hears of it too, once. */
+	assert_int_equal(f->n_warnings, 1);
+	assert_non_null(strstr(f->warnings, "thread 't'"));
+	assert_non_null(strstr(f->warnings, "did not land (timeout)"));
 	msb_sandbox *sb = NULL;
 	msb_error err = MSB_ERROR_INIT;
 	size_t before = fx_count(b, "acquire");
@@ -295,6 +310,7 @@ static void dispose_scope_purges_every_backend_and_the_guard_reports(void **stat
 	assert_int_equal(msb_router_scope(r, "s", "u", scope_body, &answer, &purge), -1);
 	assert_int_equal(purge.disposed, 1);
 	assert_true(purge.has_undisposed);
+	assert_non_null(strstr(f->warnings, "purge of (scope 's', thread 'u') left sandboxes behind (unlisted)"));
 	assert_int_equal(purge.undisposed.code, MSB_DISPOSAL_UNLISTED);
 	assert_non_null(strstr(purge.undisposed.detail, "'inproc_b'"));
 	msb_scope_purge_free(&purge);
@@ -563,6 +579,7 @@ int main(void)
 		T(a_key_needs_scope_and_thread),
 		T(the_backends_own_acquire_failure_is_carried),
 		T(call_scope_folds_the_call_id),
+		T(dispose_hands_backends_no_null_part),
 		T(dispose_asks_every_backend_and_folds),
 		T(a_key_whose_disposal_failed_is_unclean_until_one_lands),
 		T(dispose_scope_purges_every_backend_and_the_guard_reports),
