@@ -25,9 +25,6 @@
 #include "bwrap_launch.h"
 #include "bwrap_seccomp.h"
 
-/* How long disposal waits for the kernel to empty and remove a sandbox's cgroup. */
-#define MSB_BWRAP_STOP_TIMEOUT 10.0
-
 typedef struct bwrap_ctx {
 	msb_bwrap_config cfg;
 	msb_buf bpf; /* the compiled seccomp filter, built once per instance */
@@ -107,14 +104,14 @@ static msb_errc prepare_dirs(const bwrap_ctx *ctx, const msb_driver_box *box, ms
 }
 
 /* A cgroup left by an earlier start of this box (one that died) is ended first. */
-static msb_errc clear_stale_cgroup(const msb_driver_box *box, msb_error *err)
+static msb_errc clear_stale_cgroup(const bwrap_ctx *ctx, const msb_driver_box *box, msb_error *err)
 {
 	char file[PATH_MAX];
 	path_in(file, sizeof file, box, "cgroup");
 	msb_cgroup *old = NULL;
 	if (msb_cgroup_load(file, &old, NULL) != MSB_OK)
 		return MSB_OK;
-	msb_errc rc = msb_cgroup_destroy(old, MSB_BWRAP_STOP_TIMEOUT, err);
+	msb_errc rc = msb_cgroup_destroy(old, ctx->cfg.stop_timeout, err);
 	msb_cgroup_free(old);
 	if (!rc)
 		unlink(file);
@@ -255,7 +252,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	start_state s = { .fds = { -1, -1, -1, -1, -1 }, .log_fd = -1, .ready_fd = -1 };
 	char cgfile[PATH_MAX];
 	path_in(cgfile, sizeof cgfile, box, "cgroup");
-	rc = clear_stale_cgroup(box, err);
+	rc = clear_stale_cgroup(ctx, box, err);
 	if (!rc)
 		rc = prepare_dirs(ctx, box, err);
 	if (!rc)
@@ -283,7 +280,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = msb_driver_write_pid(box, pid, err);
 	if (!rc)
 		rc = await_ready(box, &s, err);
-	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, MSB_BWRAP_STOP_TIMEOUT, NULL) == MSB_OK)
+	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, ctx->cfg.stop_timeout, NULL) == MSB_OK)
 		unlink(cgfile);
 	start_state_free(&s);
 	return rc;
@@ -291,7 +288,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 
 static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
 {
-	(void)p;
+	const bwrap_ctx *ctx = p;
 	char file[PATH_MAX];
 	path_in(file, sizeof file, box, "cgroup");
 	msb_cgroup *cg = NULL;
@@ -302,7 +299,7 @@ static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure 
 		return true; /* never got as far as a cgroup: nothing of ours to end */
 	}
 	if (!rc)
-		rc = msb_cgroup_destroy(cg, MSB_BWRAP_STOP_TIMEOUT, &err);
+		rc = msb_cgroup_destroy(cg, ctx->cfg.stop_timeout, &err);
 	msb_cgroup_free(cg);
 	if (!rc)
 		unlink(file);

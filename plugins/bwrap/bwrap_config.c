@@ -112,6 +112,7 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 	out->limits.pids = 256;
 	out->limits.cpus = 1.0;
 	out->tmp_size = 64 * (uint64_t)1024 * 1024;
+	out->stop_timeout = 10.0;
 	/* As root, the sandbox drops to nobody: a namespace escape then lands unprivileged. */
 	out->uid = out->gid = geteuid() == 0 ? 65534 : -1;
 	const char *engine = "bwrap", *parent = "msb/bwrap";
@@ -135,6 +136,11 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 				    "expected a relative path without \"..\" (e.g. msb/bwrap)");
 	if (!rc && !(out->cgroup_parent = strdup(parent)))
 		rc = msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
+	if (!rc)
+		rc = msb_node_seconds(config, "stop_timeout", &out->stop_timeout, err);
+	if (!rc && out->stop_timeout <= 0)
+		rc = msb_node_error(err, msb_node_get(config, "stop_timeout"), MSB_E_CONFIG,
+				    "expected a positive duration");
 	if (!rc)
 		rc = read_images(config, out, err);
 	if (!rc)

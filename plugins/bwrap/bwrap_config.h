@@ -10,6 +10,7 @@
  *   tmp_size: 64MiB              the private /tmp's tmpfs size
  *   user: 65534, group: 65534    host ids the sandbox runs as when msb runs as root
  *   cgroup_parent: msb/bwrap     where the per-sandbox cgroups go, in every hierarchy
+ *   stop_timeout: 10s            how long disposal waits for the cgroup to empty
  */
 #ifndef MSB_BWRAP_CONFIG_H
 #define MSB_BWRAP_CONFIG_H
@@ -22,7 +23,7 @@
 
 #define MSB_BWRAP_CONFIG_KEYS                                                          \
 	"bwrap", "images", "memory", "pids", "cpus", "tmp_size", "user", "group",     \
-		"cgroup_parent"
+		"cgroup_parent", "stop_timeout"
 
 typedef struct msb_bwrap_image {
 	char *name;
@@ -37,6 +38,7 @@ typedef struct msb_bwrap_config {
 	uint64_t tmp_size;
 	long uid, gid;            /* -1: run as the caller (msb is not root) */
 	char *cgroup_parent;
+	double stop_timeout;      /* seconds */
 } msb_bwrap_config;
 
 /* Read the plugin's keys from `config` (may be NULL): defaults for what is absent. */

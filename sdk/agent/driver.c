@@ -24,6 +24,8 @@
 
 /* How long a killed boundary process gets to disappear before disposal says "timeout". */
 #define KILL_WAIT_MS 5000
+/* How long an agent asked to shut down gets before it is SIGKILLed. */
+#define SHUTDOWN_WAIT_MS 2000
 
 static void sleep_ms(int ms)
 {
@@ -207,6 +209,20 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 	return MSB_OK;
 }
 
+/* Wait up to `ms` for the recorded process to be gone; true when it is. */
+static bool wait_gone(driver_paths *p, int ms)
+{
+	int64_t deadline = msb_agent_now_ms() + ms;
+	for (long us = 50;; us = us < 5000 ? us * 2 : 5000) {
+		if (!msb_driver_read_live_pid(&p->box))
+			return true;
+		if (msb_agent_now_ms() >= deadline)
+			return false;
+		struct timespec ts = { 0, us * 1000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* SIGKILL the recorded process and wait for it to be gone. */
 static bool kill_recorded(msb_backend_instance *inst, driver_paths *p, msb_disposal_failure *f)
 {
@@ -219,11 +235,8 @@ static bool kill_recorded(msb_backend_instance *inst, driver_paths *p, msb_dispo
 					 inst->boundary.name, p->name, (long)pid);
 		return true;
 	}
-	for (int waited = 0; waited < KILL_WAIT_MS; waited += 5) {
-		if (!msb_driver_read_live_pid(&p->box))
-			return false;
-		sleep_ms(5);
-	}
+	if (wait_gone(p, KILL_WAIT_MS))
+		return false;
 	msb_disposal_failure_set(f, MSB_DISPOSAL_TIMEOUT,
 				 "backend %s: sandbox %s: its process %ld survived SIGKILL for %d ms",
 				 inst->boundary.name, p->name, (long)pid, KILL_WAIT_MS);
@@ -260,7 +273,9 @@ bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_f
 	/* Ask the agent first: it kills what its commands left running, daemons included. */
 	msb_agent_client *client = connect_live(inst, p, 1.0);
 	if (client) {
-		msb_agent_shutdown(client, 2.0, NULL);
+		/* Given the chance, the agent kills its descendants and exits on its own. */
+		if (msb_agent_shutdown(client, 2.0, NULL) == MSB_OK)
+			wait_gone(p, SHUTDOWN_WAIT_MS);
 		msb_agent_client_close(client);
 	}
 	p->box.spec = NULL;
@@ -276,6 +291,13 @@ bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_f
 		msb_disposal_failure_fold(failure, &f);
 		return true; /* a live process may still use the directory: keep it addressable */
 	}
+	/*
+	 * (bwrap engineer) The boundary left something it knows of (e.g. a cgroup it could not
+	 * empty): keep the directory, whose files are how its stop finds that thing again, so
+	 * a later dispose retries instead of forgetting it.
+	 */
+	if (left)
+		return true;
 	if (remove_dir(inst, p, &f)) {
 		msb_disposal_failure_fold(failure, &f);
 		return true;

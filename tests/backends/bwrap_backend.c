@@ -418,6 +418,85 @@ static void escaped_daemon_dies_at_dispose(void **state)
 	assert_true(bwrap_pid_gone(bwrap_pid));
 }
 
+/* ---- disposal is truthful ---------------------------------------------------------- */
+
+/* Write "0" (the writer) into `procs`. */
+static bool join(const char *procs)
+{
+	FILE *f = fopen(procs, "we");
+	if (!f)
+		return false;
+	bool ok = fputs("0", f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+/* This process's cgroup.procs in the v1 pids hierarchy, from /proc/self/cgroup. */
+static bool own_pids_procs(char *out, size_t n)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return false;
+	char line[512];
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *p = strstr(line, ":pids:");
+		if (p) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(out, n, "/sys/fs/cgroup/pids%s/cgroup.procs", strcmp(p + 6, "/") ? p + 6 : "");
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A member that cannot be killed (here: the test itself, which destroy never signals)
+ * keeps the cgroup alive: dispose says so with a timeout failure rather than reporting
+ * success, and a later dispose, once the member is gone, finishes the job.
+ */
+static void a_dispose_that_did_not_land_says_so(void **state)
+{
+	(void)state;
+	char home[512];
+	if (!own_pids_procs(home, sizeof home))
+		skip();
+	bwrap_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(bwrap_fixture_open(&mine, NULL, "stop_timeout: 300ms\n", &err), MSB_OK);
+	msb_key k = key_of("stuck", NULL);
+	msb_sandbox_handle *h = NULL;
+	assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_OK);
+	char dir[256], cgfile[300], pids_procs[512] = "";
+	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
+	snprintf(cgfile, sizeof cgfile, "%s/cgroup", dir);
+	mine.ops->release(h);
+	FILE *f = fopen(cgfile, "re");
+	assert_non_null(f);
+	char kind[16], path[400];
+	while (fscanf(f, "%15s %399s", kind, path) == 2)
+		if (strstr(path, "/pids/"))
+			snprintf(pids_procs, sizeof pids_procs, "%s/cgroup.procs", path);
+	fclose(f);
+	if (!pids_procs[0])
+		skip();
+	assert_true(join(pids_procs));
+
+	msb_disposal_failure fail = { MSB_DISPOSAL_UNKNOWN, NULL };
+	bool reported = mine.ops->dispose(mine.self, &k, &fail);
+	assert_true(join(home));
+	assert_true(reported);
+	assert_int_equal(fail.code, MSB_DISPOSAL_TIMEOUT);
+	assert_non_null(strstr(fail.detail, "could not be removed"));
+	msb_disposal_failure_free(&fail);
+
+	/* The member is gone now: the next dispose lands, and nothing is left. */
+	assert_false(mine.ops->dispose(mine.self, &k, &fail));
+	assert_int_equal(access(dir, F_OK), -1);
+	bwrap_fixture_close(&mine);
+	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
+}
+
 /* ---- refusals ---------------------------------------------------------------------- */
 
 static void unknown_image_is_refused(void **state)
@@ -502,6 +581,7 @@ int main(void)
 		cmocka_unit_test(memory_hog_is_killed),
 		cmocka_unit_test(ten_gigabytes_are_bounded),
 		cmocka_unit_test(escaped_daemon_dies_at_dispose),
+		cmocka_unit_test(a_dispose_that_did_not_land_says_so),
 		cmocka_unit_test(unknown_image_is_refused),
 		cmocka_unit_test(configured_image_is_the_root),
 	};
