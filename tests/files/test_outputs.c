@@ -89,6 +89,23 @@ static void collision_keys(void **state)
 	same_key("dir/File", "DIR/file", true);
 }
 
+static void spec_lands_artifacts(void **state)
+{
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	assert_false(msb_spec_lands_artifacts(&spec));
+	msb_declared_output consume = { .path = "a.json", .disposition = MSB_DISPOSITION_CONSUME };
+	spec.declared_outputs = &consume;
+	spec.n_declared_outputs = 1;
+	assert_false(msb_spec_lands_artifacts(&spec));
+	spec.outputs_named_at_call_time = true; /* lands something it cannot yet name */
+	assert_true(msb_spec_lands_artifacts(&spec));
+	msb_declared_output land = { .path = "a.png", .disposition = MSB_DISPOSITION_LAND };
+	spec.outputs_named_at_call_time = false;
+	spec.declared_outputs = &land;
+	assert_true(msb_spec_lands_artifacts(&spec));
+}
+
 /* ---- collect_outputs through a real sandbox ------------------------------------------ */
 
 typedef struct world {
@@ -511,6 +528,7 @@ int main(void)
 	const struct CMUnitTest names[] = {
 		cmocka_unit_test(names_refused_by_rule),
 		cmocka_unit_test(collision_keys),
+		cmocka_unit_test(spec_lands_artifacts),
 	};
 	const struct CMUnitTest collect[] = {
 		cmocka_unit_test_setup_teardown(lands_in_declaration_order_after_all_stats, world_up, world_down),

@@ -84,6 +84,12 @@ static void refuses_bad_template_and_missing_root(void **state)
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(msb_file_system_sink_new(s.root, &o, &sink, &err), MSB_E_VALUE);
 	assert_non_null(strstr(msb_error_message(&err), "unknown placeholder"));
+	o.display = "{name} }";
+	assert_int_equal(msb_file_system_sink_new(s.root, &o, &sink, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "lone '}'"));
+	o = (msb_file_system_sink_options){ .struct_size = 4 };
+	assert_int_equal(msb_file_system_sink_new(s.root, &o, &sink, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "MSB_FILE_SYSTEM_SINK_OPTIONS_INIT"));
 	char missing[PATH_MAX];
 	PATHF(missing, sizeof missing, "%s/nope", s.base);
 	assert_int_equal(msb_file_system_sink_new(missing, NULL, &sink, &err), MSB_E_NOT_FOUND);
