@@ -7,6 +7,10 @@
  * fd and every destination is created beneath it by msb/confine.h, which never follows a
  * link at any level and never re-resolves a path string, so a link planted before or during
  * delivery is refused (SandboxLandingNotConfined) rather than written through.
+ *
+ * What no fd-based lookup prevents: a process that can write both inside root and outside
+ * it can rename a directory the write already opened out of root, and the write follows the
+ * directory. That process already holds the outside; a guest's output never does.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -127,18 +127,28 @@ msb_errc msb_confine_reclaim(const char *directory, const char *working_director
 				     "both be absolute",
 				     directory ? directory : "(null)",
 				     working_directory ? working_directory : "(null)");
-	size_t wd_len = strlen(working_directory);
+	/* Trailing slashes are spelling, not meaning, on either side. */
+	size_t wd_len = strlen(working_directory), d_len = strlen(directory);
 	while (wd_len > 1 && working_directory[wd_len - 1] == '/')
 		wd_len--;
-	const char *rel = directory + wd_len;
+	while (d_len > 1 && directory[d_len - 1] == '/')
+		d_len--;
+	char dir[PATH_MAX];
+	if (d_len >= sizeof dir)
+		return msb_error_set(err, MSB_E_VALUE, "reclaim refused '%.64s…': over PATH_MAX",
+				     directory);
+	memcpy(dir, directory, d_len);
+	dir[d_len] = '\0';
+	const char *rel;
 	if (wd_len == 1)
-		rel = directory + 1;
-	else if (strncmp(directory, working_directory, wd_len) != 0 || *rel != '/')
+		rel = dir + 1;
+	else if (strncmp(dir, working_directory, wd_len) != 0 ||
+		 (dir[wd_len] != '/' && dir[wd_len] != '\0'))
 		return msb_error_set(err, MSB_E_VALUE,
 				     "reclaim refused '%s': it is not under working directory '%s'",
 				     directory, working_directory);
 	else
-		rel++;
+		rel = dir + wd_len + (dir[wd_len] == '/');
 	msb_errc rc = msb_confine_check_path(rel, false, err);
 	if (rc != MSB_OK)
 		return msb_error_prefix(err, "reclaim '%s': ", directory);

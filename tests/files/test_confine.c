@@ -228,6 +228,8 @@ static const tcase cases[] = {
 	{ "reclaim tree with links", p_tree_links, OP_RECLAIM, "t", MSB_OK, NULL, v_tree_gone },
 	{ "reclaim through link", p_ln_abs, OP_RECLAIM, "ln", MSB_OK, NULL, v_ln_gone },
 	{ "reclaim missing", NULL, OP_RECLAIM, "nothing/here", MSB_OK, NULL, NULL },
+	{ "reclaim trailing slash", p_tree_links, OP_RECLAIM, "t/", MSB_OK, NULL, v_tree_gone },
+	{ "reclaim a sibling sharing the prefix", NULL, OP_RECLAIM, "@SIBLING", MSB_E_VALUE, "not under working directory", NULL },
 	{ "reclaim the root itself", NULL, OP_RECLAIM, "@ROOT", MSB_E_VALUE, "working directory itself", NULL },
 	{ "reclaim outside", NULL, OP_RECLAIM, "@OUTSIDE", MSB_E_VALUE, "not under working directory", NULL },
 	{ "reclaim with dotdot", NULL, OP_RECLAIM, "../outside", MSB_E_VALUE, "'..'", NULL },
@@ -294,6 +296,8 @@ static void run_op(files_scene *s, const tcase *c, msb_errc *rc, msb_error *err,
 			PATHF(dir, sizeof dir, "%s/", s->root);
 		else if (strcmp(c->path, "@OUTSIDE") == 0)
 			PATHF(dir, sizeof dir, "%s", s->outside);
+		else if (strcmp(c->path, "@SIBLING") == 0) /* root + "2": a prefix, not a parent */
+			PATHF(dir, sizeof dir, "%s2", s->root);
 		else
 			PATHF(dir, sizeof dir, "%s/%s", s->root, c->path);
 		*rc = msb_confine_reclaim(dir, s->root, err);
