@@ -112,10 +112,15 @@ void agent_kill_descendants(void)
 	bool init = getpid() == 1;
 	for (int round = 0; round < 500; round++) {
 		size_t found = init ? (size_t)(kill(-1, SIGKILL) == 0) : kill_round();
+		/* SIGKILLed children die promptly: wait for them rather than sleep and look. */
+		while (found && waitpid(-1, NULL, 0) > 0)
+			;
 		agent_reap();
 		if (found == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
 			return;
-		struct timespec ts = { 0, 10 * 1000000L };
-		nanosleep(&ts, NULL);
+		if (!found) {
+			struct timespec ts = { 0, 1000000L };
+			nanosleep(&ts, NULL);
+		}
 	}
 }

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <msb/agent.h>
@@ -196,10 +196,19 @@ static void feed(int *fd, const unsigned char *data, size_t len, size_t *off)
 	*fd = -1;
 }
 
-static void sleep_ms(int ms)
+/*
+ * A pidfd becomes readable when the process exits, so one poll() waits for output, stdin
+ * room, the exit and the deadline together. Where the kernel has no pidfd_open (older
+ * kernels, some sandboxing kernels) the loop falls back to polling the exit every ms.
+ */
+static int open_pidfd(pid_t pid)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
 }
 
 /* The supervising loop: feed stdin, drain both streams, watch the deadline and the child. */
@@ -210,6 +219,7 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 	int64_t drain_until = 0;
 	size_t in_off = 0;
 	bool exited = false;
+	int pidfd = open_pidfd(pid);
 	if (in_fd >= 0 && rs->stdin_len == 0) {
 		close(in_fd);
 		in_fd = -1;
@@ -228,7 +238,7 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 			*timed_out = true;
 			break;
 		}
-		struct pollfd p[3];
+		struct pollfd p[4];
 		nfds_t n = 0;
 		int oi = -1, ei = -1, ii = -1;
 		if (out->fd >= 0)
@@ -237,13 +247,12 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 			p[ei = (int)n++] = (struct pollfd){ .fd = errs->fd, .events = POLLIN };
 		if (in_fd >= 0)
 			p[ii = (int)n++] = (struct pollfd){ .fd = in_fd, .events = POLLOUT };
+		if (pidfd >= 0 && !exited)
+			p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
 		int64_t wait = (exited ? drain_until : deadline) - now;
-		if (n == 0) {
-			/* The program closed its outputs and runs on: poll its exit. */
-			sleep_ms(wait < 5 ? (int)wait : 5);
-			continue;
-		}
-		if (poll(p, n, wait > 50 ? 50 : (int)wait) <= 0)
+		/* Without a pidfd the exit is only seen by asking: ask every ms. */
+		int cap = pidfd >= 0 || exited ? 1000 : 1;
+		if (poll(p, n, wait > cap ? cap : (int)wait) <= 0)
 			continue;
 		if (oi >= 0 && p[oi].revents)
 			drain(out, rs->max_output);
@@ -252,6 +261,8 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 		if (ii >= 0 && p[ii].revents)
 			feed(&in_fd, rs->stdin_data, rs->stdin_len, &in_off);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	if (in_fd >= 0)
 		close(in_fd);
 	if (*timed_out) {

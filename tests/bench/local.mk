@@ -39,3 +39,11 @@ tests_bench_bench_config_SOURCES = tests/bench/bench_config.c
 tests_bench_bench_config_CPPFLAGS = $(TEST_CPPFLAGS) $(YAML_CFLAGS)
 tests_bench_bench_config_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(YAML_LIBS)
 EXTRA_tests_bench_bench_config_DEPENDENCIES = plugins/inprocess/inprocess.la
+
+# The process backend against bare fork+exec and a bare agent start.
+BENCHES += tests/bench/bench_process
+tests_bench_bench_process_SOURCES = tests/bench/bench_process.c
+tests_bench_bench_process_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_process_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+tests_bench_bench_process_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/process/process.la
