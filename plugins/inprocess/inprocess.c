@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inprocess.h"
@@ -86,11 +87,13 @@ static msb_errc inproc_init(const msb_node *config, const msb_host *host, msb_ba
 	if (!self)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	pthread_mutex_init(&self->lock, NULL);
+	pthread_cond_init(&self->entered, NULL);
 	if (host)
 		self->host = *host;
 	msb_errc rc = inproc_config(self, config, err);
 	if (rc) {
 		inproc_config_free(self);
+		pthread_cond_destroy(&self->entered);
 		pthread_mutex_destroy(&self->lock);
 		free(self);
 		return rc;
@@ -113,6 +116,7 @@ static void inproc_fini(msb_backend_instance *self)
 	}
 	free(self->record);
 	inproc_config_free(self);
+	pthread_cond_destroy(&self->entered);
 	pthread_mutex_destroy(&self->lock);
 	free(self);
 }
@@ -154,9 +158,46 @@ static inproc_sandbox *sandbox_new(const msb_key *key, const char *kind)
 	return sb;
 }
 
+/*
+ * Proof without a clock that a caller does not serialise acquires: each waits until
+ * `acquire_barrier` of them are inside acquire at once, and fails if that never happens.
+ */
+static msb_errc meet_barrier(struct msb_backend_instance *self, msb_error *err)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	double whole = (double)(long)self->acquire_barrier_timeout;
+	deadline.tv_sec += (time_t)whole;
+	deadline.tv_nsec += (long)((self->acquire_barrier_timeout - whole) * 1e9);
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&self->lock);
+	self->acquires_entered++;
+	pthread_cond_broadcast(&self->entered);
+	int rc = 0;
+	/* The first `acquire_barrier` acquires meet; any after them pass straight through. */
+	while (self->acquires_entered < self->acquire_barrier && rc == 0)
+		rc = pthread_cond_timedwait(&self->entered, &self->lock, &deadline);
+	unsigned seen = self->acquires_entered;
+	pthread_mutex_unlock(&self->lock);
+	if (rc)
+		return msb_error_set(err, MSB_E_TIMEOUT,
+				     "inprocess backend '%s': only %u of %u acquires were ever in flight at "
+				     "once (acquire_barrier): the caller serialised them",
+				     INPROCESS_NAME, seen, self->acquire_barrier);
+	return MSB_OK;
+}
+
 static msb_errc inproc_acquire(msb_backend_instance *self, const msb_key *key, const msb_spec *spec,
 			       msb_sandbox_handle **out, msb_error *err)
 {
+	if (self->acquire_barrier) {
+		msb_errc rc = meet_barrier(self, err);
+		if (rc)
+			return rc;
+	}
 	if (self->acquire_delay_us)
 		usleep(self->acquire_delay_us); /* outside the lock: a slow engine, as racers see it */
 	msb_sandbox_handle *h = calloc(1, sizeof *h);

@@ -49,6 +49,11 @@ struct msb_backend_instance {
 	size_t n_outputs, n_programs;
 	char *default_stdout;
 	unsigned acquire_delay_us;
+	/* acquire_barrier: each acquire waits until this many are in flight at once (0: none). */
+	unsigned acquire_barrier;
+	double acquire_barrier_timeout; /* seconds; default 5 */
+	unsigned acquires_entered;
+	pthread_cond_t entered;
 	/* Injected failures. */
 	int fail_acquire;       /* an msb_errc, or 0 */
 	int fail_dispose;       /* an msb_disposal_code, or -1 */

@@ -14,6 +14,8 @@
  *     programs: [{match: "print", stdout: "42"}]
  *     default_stdout: ""
  *     acquire_delay: 20ms
+ *     acquire_barrier: 8          # each acquire waits until 8 are in flight…
+ *     acquire_barrier_timeout: 5s # …for at most this long, then fails
  *     fail_acquire: SandboxBackendError
  *     fail_dispose: refused
  *     fail_dispose_scope: timeout
@@ -29,7 +31,8 @@
 
 static const char *const config_keys[] = {
 	"capabilities", "egress_modes", "os_families", "isolation_scopes", "limits",
-	"observes_egress", "outputs", "programs", "default_stdout", "acquire_delay",
+	"observes_egress", "outputs", "programs", "default_stdout", "acquire_delay", "acquire_barrier",
+	"acquire_barrier_timeout",
 	"fail_acquire", "fail_dispose", "fail_dispose_scope", NULL,
 };
 
@@ -128,6 +131,7 @@ msb_errc inproc_config(struct msb_backend_instance *self, const msb_node *config
 	self->limits = default_limits;
 	self->fail_dispose = -1;
 	self->fail_dispose_scope = -1;
+	self->acquire_barrier_timeout = 5;
 	msb_errc rc;
 	if (config && (rc = msb_node_check_keys(config, config_keys, err)))
 		return rc;
@@ -135,6 +139,7 @@ msb_errc inproc_config(struct msb_backend_instance *self, const msb_node *config
 	static const char *const limit_keys[] = { "files_in", "files_out", NULL };
 	const char *fail_acquire = NULL;
 	double delay = 0;
+	uint64_t barrier = 0;
 	const char *default_stdout = "";
 	if ((rc = words(config, "capabilities", &self->caps, MSB_WORDS("exec", "files_in"), err)) ||
 	    (rc = words(config, "egress_modes", &self->modes, MSB_WORDS("allowlist", "closed"), err)) ||
@@ -148,6 +153,8 @@ msb_errc inproc_config(struct msb_backend_instance *self, const msb_node *config
 	    (rc = scripts(config, "programs", &self->programs, &self->n_programs, err)) ||
 	    (rc = msb_node_string(config, "default_stdout", &default_stdout, err)) ||
 	    (rc = msb_node_seconds(config, "acquire_delay", &delay, err)) ||
+	    (rc = msb_node_uint(config, "acquire_barrier", &barrier, err)) ||
+	    (rc = msb_node_seconds(config, "acquire_barrier_timeout", &self->acquire_barrier_timeout, err)) ||
 	    (rc = msb_node_string(config, "fail_acquire", &fail_acquire, err)) ||
 	    (rc = disposal_code(config, "fail_dispose", &self->fail_dispose, err)) ||
 	    (rc = disposal_code(config, "fail_dispose_scope", &self->fail_dispose_scope, err)))
@@ -160,6 +167,7 @@ msb_errc inproc_config(struct msb_backend_instance *self, const msb_node *config
 		self->fail_acquire = (int)code;
 	}
 	self->acquire_delay_us = delay > 0 ? (unsigned)(delay * 1e6) : 0;
+	self->acquire_barrier = barrier > 1024 ? 1024 : (unsigned)barrier;
 	self->default_stdout = strdup(default_stdout);
 	if (!self->default_stdout)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
