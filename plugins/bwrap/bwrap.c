@@ -90,16 +90,35 @@ static msb_errc prepare_dirs(const bwrap_ctx *ctx, const msb_driver_box *box, ms
 						   "bwrap: cannot hand %s to the sandbox's user %ld", box->dir,
 						   ctx->cfg.uid);
 	}
-	/*
-	 * The agent listens inside the sandbox on /msb/run/agent.sock; the driver connects to
-	 * box->socket_path, which points there. The socket directory is the sandbox's: what it
-	 * holds is untrusted (see doc/threat-model.md).
-	 */
 	path_in(link, sizeof link, box, "run/agent.sock");
 	unlink(link);
 	unlink(box->socket_path);
-	if (symlink("run/agent.sock", box->socket_path) != 0)
-		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot link %s", box->socket_path);
+	return MSB_OK;
+}
+
+/*
+ * The agent listens inside the sandbox on /msb/run/agent.sock, in a directory the sandbox
+ * can write. The driver connects to box->socket_path instead, which is made a *hard link*
+ * to that socket's inode in the box directory (which the sandbox cannot reach): a unix
+ * socket is found by inode, so whatever a guest later puts at run/agent.sock — a symlink
+ * to some other host socket, a listener of its own — the host still reaches the agent's
+ * socket or nothing. Linked right after the agent says it listens, before any command has
+ * run, so no guest process exists yet to race it.
+ */
+static msb_errc link_socket(const msb_driver_box *box, msb_error *err)
+{
+	char guest[PATH_MAX];
+	path_in(guest, sizeof guest, box, "run/agent.sock");
+	if (linkat(AT_FDCWD, guest, AT_FDCWD, box->socket_path, 0) != 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno,
+					   "bwrap: sandbox %s: cannot link the agent's socket %s", box->name,
+					   guest);
+	struct stat st;
+	if (lstat(box->socket_path, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+		unlink(box->socket_path);
+		return msb_error_set(err, MSB_E_BACKEND,
+				     "bwrap: sandbox %s: %s is not the agent's socket", box->name, guest);
+	}
 	return MSB_OK;
 }
 
@@ -280,6 +299,8 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = msb_driver_write_pid(box, pid, err);
 	if (!rc)
 		rc = await_ready(box, &s, err);
+	if (!rc)
+		rc = link_socket(box, err);
 	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, ctx->cfg.stop_timeout, NULL) == MSB_OK)
 		unlink(cgfile);
 	start_state_free(&s);

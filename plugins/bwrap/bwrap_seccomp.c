@@ -37,6 +37,8 @@ static const char *const blocked[] = {
 	"keyctl", "add_key", "request_key",
 	/* Reading or steering another process's memory. */
 	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+	/* Copying a file descriptor out of another process (the agent's sockets above all). */
+	"pidfd_getfd",
 	/* Loading code into the kernel, or replacing it. */
 	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf",
 	/* Large, frequently-broken attack surface no workload here needs. */

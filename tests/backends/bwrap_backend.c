@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <cmocka.h>
 
@@ -287,7 +288,8 @@ static void blocked_syscalls_and_no_capabilities(void **state)
 			       "libc = ctypes.CDLL(None, use_errno=True)\n"
 			       "for name, nr, args in [('keyctl', 250, (0, 0, 0)), ('ptrace', 101, (0, 0, 0)),\n"
 			       "                       ('bpf', 321, (0, 0, 0)), ('mount', 165, (0, 0, 0)),\n"
-			       "                       ('kexec_load', 246, (0, 0, 0)), ('setns', 308, (0, 0, 0))]:\n"
+			       "                       ('kexec_load', 246, (0, 0, 0)), ('setns', 308, (0, 0, 0)),\n"
+			       "                       ('pidfd_getfd', 438, (0, 0, 0))]:\n"
 			       "    rc = libc.syscall(nr, *args)\n"
 			       "    print(name, rc, ctypes.get_errno())\n"
 			       "EOF\n"
@@ -301,6 +303,7 @@ static void blocked_syscalls_and_no_capabilities(void **state)
 	assert_non_null(strstr(out, "mount -1 1\n"));
 	assert_non_null(strstr(out, "kexec_load -1 1\n"));
 	assert_non_null(strstr(out, "setns -1 1\n"));
+	assert_non_null(strstr(out, "pidfd_getfd -1 1\n"));
 	/* No capability at all, not even in the bounding set: no CAP_SYS_ADMIN inside. */
 	assert_non_null(strstr(out, "CapPrm:\t0000000000000000"));
 	assert_non_null(strstr(out, "CapEff:\t0000000000000000"));
@@ -308,6 +311,41 @@ static void blocked_syscalls_and_no_capabilities(void **state)
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	dispose("sys", NULL);
+}
+
+/*
+ * The guest replaces the agent's socket with a link to a host socket of the test's: the
+ * host still reaches the real agent (its link is to the socket's inode), never the decoy.
+ */
+static void a_replaced_socket_does_not_redirect_the_host(void **state)
+{
+	(void)state;
+	char decoy[100]; /* fits sun_path */
+	snprintf(decoy, sizeof decoy, "%s/decoy.sock", fx.state);
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", decoy);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+
+	msb_sandbox_handle *h = acquire("decoy", NULL);
+	msb_exec_result r = sh(h, 10, "rm -f /msb/run/agent.sock && ln -s %s /msb/run/agent.sock && echo swapped",
+			       decoy);
+	assert_string_equal(out_of(&r), "swapped\n");
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+
+	/* A fresh handle (a new connection through the state directory) still works. */
+	h = acquire("decoy", NULL);
+	r = sh(h, 10, "echo still-the-agent");
+	assert_string_equal(out_of(&r), "still-the-agent\n");
+	msb_exec_result_free(&r);
+	assert_int_equal(accept(lfd, NULL, NULL), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	close(lfd);
+	unlink(decoy);
+	fx.ops->release(h);
+	dispose("decoy", NULL);
 }
 
 /* ---- limits ------------------------------------------------------------------------ */
@@ -577,6 +615,7 @@ int main(void)
 		cmocka_unit_test(root_is_read_only_and_work_dir_writable),
 		cmocka_unit_test(egress_is_closed),
 		cmocka_unit_test(blocked_syscalls_and_no_capabilities),
+		cmocka_unit_test(a_replaced_socket_does_not_redirect_the_host),
 		cmocka_unit_test(fork_bomb_is_held),
 		cmocka_unit_test(memory_hog_is_killed),
 		cmocka_unit_test(ten_gigabytes_are_bounded),
@@ -588,7 +627,7 @@ int main(void)
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	/* A failed case returns early; its sandbox is disposed here, before the leak check. */
 	static const char *const threads[] = { "ops", "shared", "other", "calls", "ro", "net", "sys",
-					       "bomb", "hog", "disk", "daemon", "img", "tiny" };
+					       "bomb", "hog", "disk", "daemon", "img", "tiny", "decoy" };
 	for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
 		msb_scope_purge purge = { 0 };
 		fx.ops->dispose_scope(fx.self, "test", threads[i], &purge);
