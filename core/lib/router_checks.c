@@ -313,6 +313,10 @@ msb_errc msb_router_ensure_can_serve(msb_router *router, const msb_spec *spec,
 				     const msb_backend **chosen, msb_error *err)
 {
 	const msb_backend *b = NULL;
+	if (chosen)
+		*chosen = NULL;
+	if (!spec)
+		return msb_error_set(err, MSB_E_VALUE, "ensure_can_serve: no spec given");
 	msb_errc rc = msb_spec_validate(spec, err);
 	if (rc == MSB_OK)
 		rc = router_route(router, spec, &b, err);

@@ -255,6 +255,37 @@ static void a_disposed_sandbox_refuses_work(void **state)
 			  MSB_E_BACKEND, "disposed");
 }
 
+/* The fake's config is read strictly: a typo is refused, never read as "not stated". */
+static void the_fakes_config_is_strict(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"capabilitys: [exec]\n",
+		"capabilities: [exec, teleport]\n",
+		"fail_dispose: sometimes\n",
+		"fail_acquire: NotAnError\n",
+		"outputs: [{stdout: x}]\n",
+		"limits: {files_in: {max_filez: 3}}\n",
+	};
+	static fx f;
+	fx_init(&f, NULL);
+	const msb_plugin *p = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_loader_load(f.loader, MSB_TOP_BUILDDIR "/plugins/inprocess/.libs/inprocess.so", &p, &err), MSB_OK);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		msb_config_doc *doc = NULL;
+		assert_int_equal(msb_config_doc_parse(bad[i], strlen(bad[i]), "<test>", &doc, &err), MSB_OK);
+		msb_backend *b = NULL;
+		msb_errc rc = msb_backend_open(p, msb_config_doc_root(doc), NULL, NULL, &b, &err);
+		if (rc == MSB_OK)
+			fail_msg("config accepted: %s", bad[i]);
+		assert_null(b);
+		msb_error_clear(&err);
+		msb_config_doc_free(doc);
+	}
+	fx_free(&f);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, teardown)
@@ -266,6 +297,7 @@ int main(void)
 		T(paths_are_confined),
 		T(reclaim_removes_and_absent_is_success),
 		T(a_disposed_sandbox_refuses_work),
+		cmocka_unit_test(the_fakes_config_is_strict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
