@@ -188,9 +188,9 @@ static void unclean_set(msb_router *r, const msb_key *key, const msb_disposal_fa
 	u->code = failure->code;
 }
 
+/* Under the lock, so a disposal failing concurrently cannot slip a warm sandbox past it. */
 static msb_errc refuse_unclean(msb_router *r, const msb_key *key, msb_error *err)
 {
-	pthread_mutex_lock(&r->lock);
 	struct router_unclean *u = r->unclean ? unclean_find(r, key) : NULL;
 	msb_errc rc = MSB_OK;
 	if (u)
@@ -203,7 +203,6 @@ static msb_errc refuse_unclean(msb_router *r, const msb_key *key, msb_error *err
 				   u->scope, u->thread_id, u->agent_dir, *u->call_id ? ", call '" : "",
 				   u->call_id, *u->call_id ? "'" : "",
 				   msb_word_name(MSB_AXIS_DISPOSAL_CODE, (int)u->code), nz(u->detail));
-	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
 
@@ -237,6 +236,11 @@ static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key
 {
 	uint64_t hash = entry_hash(key, spec->kind, b);
 	pthread_mutex_lock(&r->lock);
+	msb_errc unclean = refuse_unclean(r, key, err);
+	if (unclean) {
+		pthread_mutex_unlock(&r->lock);
+		return unclean;
+	}
 	struct router_entry *e = entry_find(r, hash, key, spec->kind, b);
 	if (e) {
 		e->waiters++;
@@ -397,8 +401,6 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 		}
 		effective.call_id = call;
 	}
-	if ((rc = refuse_unclean(router, &effective, err)))
-		goto done;
 	struct router_slot *slot = NULL;
 	if ((rc = slot_get(router, b, &effective, spec, &slot, err)))
 		goto done;
