@@ -1,1 +1,33 @@
-# plugins/qemu: rules for this area.
+# plugins/qemu: the `qemu` backend (rung microvm), a boundary driver over the SDK's guest
+# agent and driver (msb/driver.h), and msb-qemu-init, the guest's static /init.
+msbplugin_LTLIBRARIES += plugins/qemu/qemu.la
+plugins_qemu_qemu_la_SOURCES = \
+	plugins/qemu/qemu.c \
+	plugins/qemu/qemu_internal.h \
+	plugins/qemu/qemu_guest.c \
+	plugins/qemu/qemu_launch.c \
+	plugins/qemu/qemu_accel.c \
+	plugins/qemu/relay.c \
+	plugins/qemu/relay.h \
+	plugins/qemu/initramfs.c \
+	plugins/qemu/initramfs.h \
+	plugins/qemu/vminit.h
+plugins_qemu_qemu_la_LDFLAGS = $(PLUGIN_LINKFLAGS)
+plugins_qemu_qemu_la_LIBADD = sdk/libmsb-sdk.la
+
+# The guest's PID 1 runs in an initramfs with no libraries: static, libc only, never
+# sanitized (the sanitizer runtimes cannot be linked statically).
+pkglibexec_PROGRAMS += plugins/qemu/msb-qemu-init
+plugins_qemu_msb_qemu_init_SOURCES = plugins/qemu/vminit.c plugins/qemu/vminit.h
+plugins_qemu_msb_qemu_init_CFLAGS = $(WARN_CFLAGS) -O2
+plugins_qemu_msb_qemu_init_LDFLAGS = -all-static
+
+# fetch-guest.sh DEST: the set-up step that puts Debian's cloud kernel and busybox-static
+# where the backend looks ($(pkgdatadir)/qemu by default). `make qemu-guest` fetches into
+# the build tree, where the tests and benchmarks look.
+dist_pkgdata_DATA += plugins/qemu/fetch-guest.sh
+qemu-guest:
+	sh $(top_srcdir)/plugins/qemu/fetch-guest.sh $(abs_top_builddir)/plugins/qemu/guest
+install-qemu-guest:
+	sh $(top_srcdir)/plugins/qemu/fetch-guest.sh $(DESTDIR)$(pkgdatadir)/qemu
+.PHONY: qemu-guest install-qemu-guest

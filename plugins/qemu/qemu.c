@@ -1,0 +1,467 @@
+/*
+ * plugins/qemu/qemu.c — the `qemu` backend (rung microvm): each sandbox a QEMU microVM whose
+ * /init hands over to msb's guest agent, reached over one virtio-serial port.
+ *
+ * What draws the boundary: a separate guest kernel (Debian's cloud kernel, fetched by
+ * fetch-guest.sh, never installed), its own memory (`memory:`), one vCPU, no network device
+ * at all, no shared filesystem — files cross only as agent requests. The VM is daemonized
+ * with its pid, sockets and console log in the sandbox's state directory, so it outlives the
+ * msb process that started it and a second process with the same key reaches it.
+ *
+ * This file is the boundary driver: start (assemble the guest, launch QEMU, start the relay
+ * and wait for the agent's HELLO), stop (power off, verify) and alive. The state directory,
+ * the key's lock, reuse, truthful disposal and every sandbox operation are the SDK's driver
+ * (msb/driver.h); the guest's pieces are qemu_guest.c, QEMU's command line qemu_launch.c,
+ * the accelerator qemu_accel.c, the relay between socket and port relay.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <msb/backend.h>
+#include <msb/driver.h>
+
+#include "qemu_internal.h"
+#include "relay.h"
+#include "vminit.h"
+
+#define DEFAULT_MEMORY (512 * MSB_MIB)
+#define DEFAULT_BOOT_TIMEOUT 60.0
+/* After the agent's SHUTDOWN the guest's init exits and QEMU follows within this. */
+#define POWEROFF_WAIT_MS 2000
+#define TERM_WAIT_MS 3000
+
+static const char *const qemu_keys[] = { QEMU_CONFIG_KEYS, NULL };
+
+static void ctx_free(void *p)
+{
+	qemu_ctx *ctx = p;
+	if (!ctx)
+		return;
+	free(ctx->guest_dir);
+	free(ctx->init_path);
+	free(ctx->qemu);
+	free(ctx);
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	char *s = NULL;
+	return asprintf(&s, "%s/%s", dir, name) < 0 ? NULL : s;
+}
+
+/* The last `cap` bytes of a file (a console log, QEMU's stderr), for an error message. */
+static void file_tail(const char *path, char *out, size_t cap)
+{
+	out[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	off_t end = lseek(fd, 0, SEEK_END);
+	off_t from = end > (off_t)cap - 1 ? end - (off_t)cap + 1 : 0;
+	ssize_t n = pread(fd, out, cap - 1, from);
+	close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+}
+
+/* The agent's argv as the guest's /init reads it: NUL-separated, the agent at /msb/agent. */
+static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, msb_error *err)
+{
+	char **argv = NULL;
+	msb_errc rc = msb_driver_agent_argv(box, "--device", "/dev/virtio-ports/" MSB_QEMU_PORT_NAME,
+					    box->spec->work_dir, NULL, -1, &argv, err);
+	if (rc != MSB_OK)
+		return rc;
+	size_t n = strlen("/msb/agent") + 1;
+	for (char **a = argv + 1; *a; a++)
+		n += strlen(*a) + 1;
+	char *b = malloc(n);
+	if (!b) {
+		free(argv);
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	size_t at = 0;
+	memcpy(b, "/msb/agent", strlen("/msb/agent") + 1);
+	at = strlen("/msb/agent") + 1;
+	for (char **a = argv + 1; *a; a++) {
+		memcpy(b + at, *a, strlen(*a) + 1);
+		at += strlen(*a) + 1;
+	}
+	free(argv);
+	*blob = b;
+	*len = n;
+	return MSB_OK;
+}
+
+static int unix_socket(const char *path, bool listening)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof sa.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (listening)
+		unlink(path);
+	int rc = listening ? bind(fd, (struct sockaddr *)&sa, sizeof sa)
+			   : connect(fd, (struct sockaddr *)&sa, sizeof sa);
+	if (rc == 0 && listening)
+		rc = listen(fd, 64);
+	if (rc != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* Move `fd` to `to` in a child about to close everything else. */
+static void place_fd(int fd, int to)
+{
+	if (fd != to)
+		dup2(fd, to);
+}
+
+/*
+ * Start the relay as a daemon of its own (double fork, own session), holding `vm` and
+ * serving `listen_fd`. Returns its pid, or -1; `ready` gets its 'R'.
+ */
+static pid_t spawn_relay(int listen_fd, int vm, int ready)
+{
+	int rep[2];
+	if (pipe2(rep, O_CLOEXEC) < 0)
+		return -1;
+	pid_t mid = fork();
+	if (mid < 0) {
+		close(rep[0]);
+		close(rep[1]);
+		return -1;
+	}
+	if (mid == 0) {
+		setsid();
+		pid_t relay = fork();
+		if (relay == 0) {
+			int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+			/* Slots above 2 that none of the fds being moved can occupy. */
+			int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10), v = fcntl(vm, F_DUPFD_CLOEXEC, 10),
+			    r = fcntl(ready, F_DUPFD_CLOEXEC, 10);
+			if (devnull < 0 || l < 0 || v < 0 || r < 0)
+				_exit(1);
+			place_fd(devnull, 0);
+			place_fd(devnull, 1);
+			place_fd(devnull, 2);
+			place_fd(l, 3);
+			place_fd(v, 4);
+			place_fd(r, 5);
+			close_range(6, ~0u, 0);
+			msb_qemu_relay_run(3, 4, 5);
+		}
+		ssize_t w = write(rep[1], &relay, sizeof relay);
+		(void)w;
+		_exit(0);
+	}
+	close(rep[1]);
+	pid_t relay = -1;
+	ssize_t n = read(rep[0], &relay, sizeof relay);
+	close(rep[0]);
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)sizeof relay ? relay : -1;
+}
+
+/* Wait for the relay's verdict on the agent's HELLO. */
+static msb_errc await_ready(const qemu_ctx *ctx, const msb_driver_box *box, int ready,
+			    msb_error *err)
+{
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(ctx->boot_timeout * 1000.0);
+	char c = 0;
+	for (;;) {
+		int64_t left = deadline - msb_agent_now_ms();
+		struct pollfd p = { .fd = ready, .events = POLLIN };
+		int n = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0 && read(ready, &c, 1) != 1)
+			c = 0;
+		break;
+	}
+	if (c == 'R')
+		return MSB_OK;
+	char *log = path_in(box->dir, "console.log");
+	char tail[600] = "";
+	if (log)
+		file_tail(log, tail, sizeof tail);
+	free(log);
+	return msb_error_set(err, c == 0 && msb_agent_now_ms() >= deadline ? MSB_E_TIMEOUT : MSB_E_BACKEND,
+			     "backend qemu: sandbox %s: the guest agent did not answer %s; "
+			     "guest console: %s", box->name,
+			     c == 0 && msb_agent_now_ms() >= deadline ? "within boot_timeout" :
+			     "(the VM's stream closed)", tail[0] ? tail : "(empty)");
+}
+
+/* Read the pid QEMU wrote with -pidfile. */
+static pid_t read_qemu_pid(const char *dir)
+{
+	char *path = path_in(dir, "qemu.pid");
+	FILE *f = path ? fopen(path, "re") : NULL;
+	free(path);
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
+}
+
+static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
+		       msb_error *err)
+{
+	qemu_accel accel = qemu_accel_resolve(ctx, box->config->state_dir);
+	char **argv = qemu_launch_argv(ctx, accel, box->dir, initrd, NULL, true);
+	char *err_path = path_in(box->dir, "qemu.err");
+	msb_errc rc = argv && err_path ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	int status = 0;
+	if (rc == MSB_OK)
+		rc = qemu_launch_run(argv, err_path, &status, err);
+	if (rc == MSB_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		char tail[600];
+		file_tail(err_path, tail, sizeof tail);
+		rc = msb_error_set(err, MSB_E_BACKEND, "backend qemu: sandbox %s: %s failed to start "
+				   "the VM (status %d): %s", box->name, ctx->qemu, status, tail);
+	}
+	free(argv);
+	free(err_path);
+	pid_t pid = rc == MSB_OK ? read_qemu_pid(box->dir) : 0;
+	if (rc == MSB_OK && pid <= 0)
+		rc = msb_error_set(err, MSB_E_BACKEND, "backend qemu: sandbox %s: QEMU wrote no pid "
+				   "file", box->name);
+	if (rc == MSB_OK)
+		rc = msb_driver_write_pid(box, pid, err);
+	return rc;
+}
+
+static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err)
+{
+	char *vm_path = path_in(box->dir, "vm.sock");
+	char *relay_pid_path = path_in(box->dir, "relay.pid");
+	int vm = vm_path ? unix_socket(vm_path, false) : -1;
+	int e = errno;
+	int lfd = vm >= 0 ? unix_socket(box->socket_path, true) : -1;
+	int ready[2] = { -1, -1 };
+	msb_errc rc = MSB_OK;
+	if (vm < 0)
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, e, "backend qemu: sandbox %s: cannot "
+					 "connect to the VM's port %s", box->name,
+					 vm_path ? vm_path : "");
+	else if (lfd < 0)
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
+					 "cannot listen on %s", box->name, box->socket_path);
+	else if (pipe2(ready, O_CLOEXEC) < 0)
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: pipe");
+	pid_t relay = rc == MSB_OK ? spawn_relay(lfd, vm, ready[1]) : -1;
+	if (rc == MSB_OK && relay <= 0)
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
+					 "cannot start the relay", box->name);
+	if (ready[1] >= 0)
+		close(ready[1]);
+	if (vm >= 0)
+		close(vm);
+	if (lfd >= 0)
+		close(lfd);
+	if (rc == MSB_OK) {
+		msb_driver_box rb = *box;
+		rb.pid_path = relay_pid_path;
+		rc = msb_driver_write_pid(&rb, relay, err);
+	}
+	if (rc == MSB_OK)
+		rc = await_ready(ctx, box, ready[0], err);
+	if (ready[0] >= 0)
+		close(ready[0]);
+	free(vm_path);
+	free(relay_pid_path);
+	return rc;
+}
+
+static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
+{
+	const qemu_ctx *ctx = p;
+	char *kernel = path_in(ctx->guest_dir, "vmlinuz");
+	struct stat st;
+	bool have_kernel = kernel && stat(kernel, &st) == 0;
+	free(kernel);
+	if (!have_kernel)
+		return msb_error_set(err, MSB_E_BACKEND,
+				     "backend qemu: no guest kernel in %s; fetch it with "
+				     "plugins/qemu/fetch-guest.sh %s (or set guest_dir)",
+				     ctx->guest_dir, ctx->guest_dir);
+	/* QEMU reads ',' in an option value as a separator; a state path holding one would split. */
+	if (strchr(box->dir, ','))
+		return msb_error_set(err, MSB_E_CONFIG, "backend qemu: state_dir %s refused: QEMU "
+				     "cannot take a path holding ','", box->config->state_dir);
+	char *blob = NULL;
+	size_t len = 0;
+	char *initrd = path_in(box->dir, "initramfs.cpio");
+	msb_errc rc = initrd ? agent_args(box, &blob, &len, err)
+			     : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	if (rc == MSB_OK)
+		rc = qemu_guest_initramfs(ctx, box->config->agent_path, initrd, blob, len, false, err);
+	free(blob);
+	if (rc == MSB_OK)
+		rc = launch(ctx, box, initrd, err);
+	/* QEMU copied the archive into guest memory at start: the file has done its job. */
+	if (initrd)
+		unlink(initrd);
+	free(initrd);
+	if (rc == MSB_OK)
+		rc = start_relay(ctx, box, err);
+	return rc;
+}
+
+/* SIGKILL the relay recorded in relay.pid and see it gone. */
+static bool stop_relay(const msb_driver_box *box, msb_disposal_failure *failure)
+{
+	char *path = path_in(box->dir, "relay.pid");
+	if (!path)
+		return false;
+	msb_driver_box rb = *box;
+	rb.pid_path = path;
+	pid_t pid = msb_driver_read_live_pid(&rb);
+	bool ok = true;
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		if (!qemu_recorded_gone_within(box, path, TERM_WAIT_MS)) {
+			msb_disposal_failure_set(failure, MSB_DISPOSAL_TIMEOUT,
+						 "backend qemu: sandbox %s: its relay %ld survived "
+						 "SIGKILL", box->name, (long)pid);
+			ok = false;
+		}
+	}
+	free(path);
+	return ok;
+}
+
+static bool qemu_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
+{
+	(void)p;
+	/*
+	 * The driver asked the agent to SHUTDOWN first; the guest's init then exits and QEMU
+	 * with it. A VM that does not follow gets QEMU's orderly SIGTERM; the driver's SIGKILL
+	 * and its check that the pid is gone come after this.
+	 */
+	pid_t pid = msb_driver_read_live_pid(box);
+	if (pid > 0 && !qemu_recorded_gone_within(box, box->pid_path, POWEROFF_WAIT_MS)) {
+		kill(pid, SIGTERM);
+		qemu_recorded_gone_within(box, box->pid_path, TERM_WAIT_MS);
+	}
+	return stop_relay(box, failure);
+}
+
+static bool qemu_alive(void *p, const msb_driver_box *box)
+{
+	(void)p;
+	char *path = path_in(box->dir, "relay.pid");
+	msb_driver_box rb = *box;
+	rb.pid_path = path;
+	bool alive = path && msb_driver_read_live_pid(&rb) > 0;
+	free(path);
+	return alive;
+}
+
+static char *dup_default(const char *env, const char *fallback)
+{
+	const char *v = getenv(env);
+	return strdup(v && *v ? v : fallback);
+}
+
+static msb_errc parse_config(qemu_ctx *ctx, const msb_node *config, msb_error *err)
+{
+	const char *guest = NULL, *init = NULL, *qemu = NULL, *accel = NULL;
+	msb_errc rc = msb_node_string(config, "guest_dir", &guest, err);
+	if (rc == MSB_OK)
+		rc = msb_node_string(config, "init", &init, err);
+	if (rc == MSB_OK)
+		rc = msb_node_string(config, "qemu", &qemu, err);
+	if (rc == MSB_OK)
+		rc = msb_node_string(config, "accel", &accel, err);
+	if (rc == MSB_OK)
+		rc = msb_node_size(config, "memory", &ctx->memory, err);
+	if (rc == MSB_OK)
+		rc = msb_node_seconds(config, "boot_timeout", &ctx->boot_timeout, err);
+	if (rc != MSB_OK)
+		return rc;
+	if (accel && !strcmp(accel, "kvm"))
+		ctx->accel = QEMU_ACCEL_KVM;
+	else if (accel && !strcmp(accel, "tcg"))
+		ctx->accel = QEMU_ACCEL_TCG;
+	else if (accel && strcmp(accel, "auto"))
+		return msb_node_error(err, msb_node_get(config, "accel"), MSB_E_CONFIG,
+				      "accel must be auto, kvm or tcg, not '%s'", accel);
+	if (ctx->memory < 64 * MSB_MIB)
+		return msb_node_error(err, msb_node_get(config, "memory"), MSB_E_CONFIG,
+				      "memory must be at least 64MiB: the guest kernel needs it");
+	if (ctx->boot_timeout <= 0)
+		return msb_node_error(err, msb_node_get(config, "boot_timeout"), MSB_E_CONFIG,
+				      "boot_timeout must be positive");
+	ctx->guest_dir = guest ? strdup(guest) : dup_default("MSB_QEMU_GUEST", MSB_DATADIR "/qemu");
+	ctx->init_path = init ? strdup(init)
+			      : dup_default("MSB_QEMU_INIT", MSB_LIBEXECDIR "/msb-qemu-init");
+	ctx->qemu = strdup(qemu ? qemu : "/usr/bin/qemu-system-x86_64");
+	if (!ctx->guest_dir || !ctx->init_path || !ctx->qemu)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	return MSB_OK;
+}
+
+static msb_errc qemu_init(const msb_node *config, const msb_host *host,
+			  msb_backend_instance **self, msb_error *err)
+{
+	qemu_ctx *ctx = calloc(1, sizeof *ctx);
+	if (!ctx)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	ctx->memory = DEFAULT_MEMORY;
+	ctx->boot_timeout = DEFAULT_BOOT_TIMEOUT;
+	msb_boundary b = MSB_BOUNDARY_INIT;
+	b.name = "qemu";
+	b.ctx = ctx;
+	b.ctx_free = ctx_free;
+	b.start = qemu_start;
+	b.stop = qemu_stop;
+	b.alive = qemu_alive;
+	/* The driver refuses unknown keys and reads its own; then the plugin reads its keys. */
+	msb_backend_instance *inst = NULL;
+	msb_errc rc = msb_driver_init(&b, config, host, qemu_keys, &inst, err);
+	if (rc == MSB_OK)
+		rc = parse_config(ctx, config, err);
+	if (rc != MSB_OK) {
+		msb_driver_fini(inst); /* frees ctx too */
+		return rc;
+	}
+	*self = inst;
+	return MSB_OK;
+}
+
+MSB_BACKEND_DEFINE(.name = "qemu", .isolation = "microvm",
+		   .declarations = {
+			   .capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",
+						     "files_list", "files_delete"),
+			   .egress_modes = MSB_WORDS("closed"),
+			   .os_families = MSB_WORDS("posix"),
+			   .isolation_scopes = MSB_WORDS("conversation", "call"),
+		   },
+		   .init = qemu_init, MSB_DRIVER_OPERATIONS);

@@ -1,0 +1,62 @@
+/*
+ * plugins/qemu/qemu_internal.h — what the qemu backend's files share: its configuration, and
+ * the steps of starting a microVM (guest assembly, acceleration, launch).
+ */
+#ifndef MSB_QEMU_INTERNAL_H
+#define MSB_QEMU_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <msb/driver.h>
+
+/* The backend's own `config:` keys, beside the driver's. */
+#define QEMU_CONFIG_KEYS "guest_dir", "init", "qemu", "memory", "accel", "boot_timeout"
+
+typedef enum qemu_accel { QEMU_ACCEL_AUTO = 0, QEMU_ACCEL_KVM, QEMU_ACCEL_TCG } qemu_accel;
+
+typedef struct qemu_ctx {
+	char *guest_dir;     /* fetch-guest.sh's DEST: vmlinuz, modules/, busybox, busybox.applets */
+	char *init_path;     /* the static msb-qemu-init, the guest's /init */
+	char *qemu;          /* qemu-system-x86_64 */
+	uint64_t memory;     /* guest RAM, bytes */
+	qemu_accel accel;
+	double boot_timeout; /* seconds from launch to the agent's HELLO */
+} qemu_ctx;
+
+/* ---- qemu_guest.c: the initramfs ----------------------------------------------------- */
+
+/*
+ * Write the guest's initramfs to `path`: msb-qemu-init as /init, the agent, busybox and its
+ * applet links, the virtio modules and their load order, and `agent_args` (the agent's argv,
+ * NUL-separated, `args_len` bytes). With `probe_only`, /init alone (the KVM probe's guest).
+ */
+msb_errc qemu_guest_initramfs(const qemu_ctx *ctx, const char *agent_path, const char *path,
+			      const char *agent_args, size_t args_len, bool probe_only,
+			      msb_error *err);
+
+/* ---- qemu_accel.c: which accelerator ----------------------------------------------- */
+
+/*
+ * The accelerator to use. "auto" boots a probe guest under KVM with a bound and caches the
+ * verdict in <state_dir>/accel, because on some hosts (a PVM host among them) /dev/kvm
+ * exists and opens, yet an ordinary guest kernel hangs or QEMU aborts under it.
+ */
+qemu_accel qemu_accel_resolve(const qemu_ctx *ctx, const char *state_dir);
+
+/* ---- qemu_launch.c: QEMU itself ---------------------------------------------------- */
+
+/*
+ * The qemu argv for one VM (NULL-terminated, one allocation: free() it). `daemonize` with
+ * pid/socket/console paths under `dir`; otherwise a foreground VM whose console is stdout
+ * (the probe and the benchmark's bare boot).
+ */
+char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
+			const char *initrd, const char *extra_append, bool daemonize);
+/* Run `argv` to completion with stdin from /dev/null and stderr into `err_path`. */
+msb_errc qemu_launch_run(char **argv, const char *err_path, int *status, msb_error *err);
+/* Wait (polling) up to `ms` for the process recorded in `pid_path` to be gone. */
+bool qemu_recorded_gone_within(const msb_driver_box *box, const char *pid_path, int ms);
+
+#endif

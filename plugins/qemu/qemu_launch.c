@@ -1,0 +1,160 @@
+/*
+ * plugins/qemu/qemu_launch.c — QEMU's command line and running it.
+ *
+ * The machine is `-M microvm` with nothing QEMU would add on its own (-nodefaults,
+ * -no-user-config, no option ROMs): no firmware, no PCI, and above all no network device —
+ * `egress: closed` here is the absence of any NIC, not a rule that could be got around. The
+ * one way in is a virtio-serial port bound to a unix socket in the sandbox's directory.
+ * QEMU's own seccomp sandbox is on, denying it resource control and obsolete
+ * system calls: a guest that escapes into QEMU lands in a process that can do little.
+ *
+ * Under TCG the guest kernel cannot calibrate its TSC against a PIT whose ticks arrive late
+ * on a loaded host, and hangs at boot ("Marking TSC unstable"); TCG's TSC runs at the host's
+ * rate, so the host's rate is handed over on the command line (tsc_early_khz).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "qemu_internal.h"
+#include "vminit.h"
+
+extern char **environ;
+
+/* The host's TSC rate in kHz, from /proc/cpuinfo; 0 when unknown. */
+static unsigned long host_tsc_khz(void)
+{
+	static unsigned long khz;
+	if (khz)
+		return khz;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return 0;
+	char line[256];
+	double mhz = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
+			break;
+	fclose(f);
+	khz = (unsigned long)(mhz * 1000.0);
+	return khz;
+}
+
+#define MAX_ARGS 48
+
+char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
+			const char *initrd, const char *extra_append, bool daemonize)
+{
+	char mem[32], kernel[4200], append[512], serial[4200], chardev[4300], pidfile[4200];
+	snprintf(mem, sizeof mem, "%lluM", (unsigned long long)(ctx->memory / (1024 * 1024)));
+	snprintf(kernel, sizeof kernel, "%s/vmlinuz", ctx->guest_dir);
+	char tsc[64] = "";
+	if (accel == QEMU_ACCEL_TCG && host_tsc_khz())
+		snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu tsc=reliable no_timer_check",
+			 host_tsc_khz());
+	snprintf(append, sizeof append, "console=ttyS0 quiet panic=-1%s%s%s", tsc,
+		 extra_append ? " " : "", extra_append ? extra_append : "");
+	const char *a[MAX_ARGS];
+	size_t n = 0;
+	a[n++] = ctx->qemu;
+	a[n++] = "-M";
+	a[n++] = "microvm,x-option-roms=off,isa-serial=on";
+	a[n++] = "-nodefaults";
+	a[n++] = "-no-user-config";
+	a[n++] = "-display";
+	a[n++] = "none";
+	a[n++] = "-nic";
+	a[n++] = "none";
+	a[n++] = "-sandbox";
+	a[n++] = "on,obsolete=deny,resourcecontrol=deny";
+	a[n++] = "-accel";
+	a[n++] = accel == QEMU_ACCEL_KVM ? "kvm" : "tcg";
+	a[n++] = "-cpu";
+	a[n++] = accel == QEMU_ACCEL_KVM ? "host" : "max";
+	a[n++] = "-m";
+	a[n++] = mem;
+	a[n++] = "-smp";
+	a[n++] = "1";
+	a[n++] = "-kernel";
+	a[n++] = kernel;
+	a[n++] = "-initrd";
+	a[n++] = initrd;
+	a[n++] = "-append";
+	a[n++] = append;
+	a[n++] = "-no-reboot";
+	if (daemonize) {
+		snprintf(serial, sizeof serial, "file:%s/console.log", dir);
+		snprintf(chardev, sizeof chardev, "socket,id=agent,path=%s/vm.sock,server=on,wait=off",
+			 dir);
+		snprintf(pidfile, sizeof pidfile, "%s/qemu.pid", dir);
+		a[n++] = "-serial";
+		a[n++] = serial;
+		a[n++] = "-device";
+		a[n++] = "virtio-serial-device";
+		a[n++] = "-chardev";
+		a[n++] = chardev;
+		a[n++] = "-device";
+		a[n++] = "virtserialport,chardev=agent,name=" MSB_QEMU_PORT_NAME;
+		a[n++] = "-pidfile";
+		a[n++] = pidfile;
+		a[n++] = "-daemonize";
+	} else {
+		a[n++] = "-serial";
+		a[n++] = "stdio";
+	}
+	a[n] = NULL;
+	size_t bytes = (n + 1) * sizeof(char *);
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(a[i]) + 1;
+	char **out = malloc(bytes);
+	if (!out)
+		return NULL;
+	char *p = (char *)(out + n + 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(a[i]) + 1;
+		memcpy(p, a[i], len);
+		out[i] = p;
+		p += len;
+	}
+	out[n] = NULL;
+	return out;
+}
+
+msb_errc qemu_launch_run(char **argv, const char *err_path, int *status, msb_error *err)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	pid_t pid;
+	int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e != 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, e, "backend qemu: cannot run %s",
+					   argv[0]);
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return msb_error_set_errno(err, MSB_E_BACKEND, errno,
+						   "backend qemu: waiting for %s", argv[0]);
+	return MSB_OK;
+}
+
+bool qemu_recorded_gone_within(const msb_driver_box *box, const char *pid_path, int ms)
+{
+	msb_driver_box b = *box;
+	b.pid_path = pid_path;
+	for (int waited = 0;; waited += 5) {
+		if (!msb_driver_read_live_pid(&b))
+			return true;
+		if (waited >= ms)
+			return false;
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	}
+}

@@ -1,0 +1,219 @@
+/*
+ * plugins/qemu/relay.c — the frame relay between agent.sock and a VM's virtio-serial stream
+ * (see relay.h for why it exists).
+ *
+ * One request at a time: read a client's whole frame, write it to the guest, read the
+ * guest's whole reply, hand it back. A client that sends a frame of another protocol version
+ * is answered here with the agent's own refusal shape (ERRC, MESSAGE, VERSION) and dropped,
+ * so a refused peer never makes the guest drop the stream everyone shares.
+ */
+#include "relay.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <msb/agent.h>
+
+#define MAX_CLIENTS 64
+/* A client gets this long to deliver the rest of a frame it started; then it is dropped. */
+#define CLIENT_STALL_MS 10000
+
+static unsigned char *frame; /* header + payload, MSB_AGENT_HEADER_SIZE + MAX_PAYLOAD, mmap'ed */
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Read exactly `len` bytes; `stall_ms` < 0 waits forever. false on EOF, error or stall. */
+static bool read_all(int fd, unsigned char *buf, size_t len, int stall_ms)
+{
+	size_t got = 0;
+	while (got < len) {
+		if (stall_ms >= 0) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int n = poll(&p, 1, stall_ms);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return false;
+		}
+		ssize_t r = read(fd, buf + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
+static bool write_all(int fd, const unsigned char *buf, size_t len)
+{
+	size_t put = 0;
+	while (put < len) {
+		ssize_t w = send(fd, buf + put, len - put, MSG_NOSIGNAL);
+		if (w < 0 && errno == ENOTSOCK)
+			w = write(fd, buf + put, len - put);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		put += (size_t)w;
+	}
+	return true;
+}
+
+/* Append one field to the frame being built at `at`; returns the new end. */
+static size_t field(size_t at, uint16_t tag, const void *value, uint32_t len)
+{
+	put_le(frame + at, tag, 2);
+	put_le(frame + at + 2, len, 4);
+	memcpy(frame + at + 6, value, len);
+	return at + 6 + len;
+}
+
+static void header(uint16_t type, uint32_t id, size_t payload_len)
+{
+	put_le(frame, MSB_AGENT_MAGIC, 4);
+	put_le(frame + 4, MSB_AGENT_PROTOCOL_VERSION, 2);
+	put_le(frame + 6, type, 2);
+	put_le(frame + 8, id, 4);
+	put_le(frame + 12, payload_len, 4);
+}
+
+/* Read the guest's reply into `frame`; its total size, or 0 when the stream broke. */
+static size_t read_reply(int vm_fd)
+{
+	if (!read_all(vm_fd, frame, MSB_AGENT_HEADER_SIZE, -1))
+		return 0;
+	uint64_t len = get_le(frame + 12, 4);
+	if (get_le(frame, 4) != MSB_AGENT_MAGIC || len > MSB_AGENT_MAX_PAYLOAD)
+		return 0;
+	if (!read_all(vm_fd, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, -1))
+		return 0;
+	return MSB_AGENT_HEADER_SIZE + (size_t)len;
+}
+
+/* Greet the agent: true once it answered HELLO with MSB_OK. */
+static bool greet(int vm_fd)
+{
+	unsigned char v[4];
+	put_le(v, MSB_AGENT_PROTOCOL_VERSION, 4);
+	size_t end = field(MSB_AGENT_HEADER_SIZE, MSB_TAG_VERSION, v, 4);
+	header(MSB_AGENT_HELLO, 0, end - MSB_AGENT_HEADER_SIZE);
+	if (!write_all(vm_fd, frame, end))
+		return false;
+	size_t n = read_reply(vm_fd);
+	/* The reply opens with ERRC: tag 1, length 4, value 0. */
+	return n >= MSB_AGENT_HEADER_SIZE + 10 && get_le(frame + 16, 2) == MSB_TAG_ERRC &&
+	       get_le(frame + 18, 4) == 4 && get_le(frame + 22, 4) == MSB_OK;
+}
+
+static void refuse_version(int client, uint16_t type, uint32_t id, unsigned peer_version)
+{
+	static const char text[] = "agent protocol: a peer speaking another version refused by "
+				   "the msb qemu relay, which speaks version 1";
+	_Static_assert(MSB_AGENT_PROTOCOL_VERSION == 1, "update the refusal's sentence");
+	(void)peer_version;
+	unsigned char u[4];
+	put_le(u, MSB_E_PROTOCOL, 4);
+	size_t end = field(MSB_AGENT_HEADER_SIZE, MSB_TAG_ERRC, u, 4);
+	end = field(end, MSB_TAG_MESSAGE, text, sizeof text - 1);
+	put_le(u, MSB_AGENT_PROTOCOL_VERSION, 4);
+	end = field(end, MSB_TAG_VERSION, u, 4);
+	header((uint16_t)(type | MSB_AGENT_REPLY), id, end - MSB_AGENT_HEADER_SIZE);
+	write_all(client, frame, end);
+}
+
+/*
+ * Carry one request from `client` to the guest and its reply back. Returns false when the
+ * client is done (closed, broke framing, or was refused); exits when the guest's stream broke.
+ */
+static bool carry(int client, int vm_fd)
+{
+	if (!read_all(client, frame, MSB_AGENT_HEADER_SIZE, CLIENT_STALL_MS))
+		return false;
+	uint64_t len = get_le(frame + 12, 4);
+	if (get_le(frame, 4) != MSB_AGENT_MAGIC || len > MSB_AGENT_MAX_PAYLOAD)
+		return false;
+	if (get_le(frame + 4, 2) != MSB_AGENT_PROTOCOL_VERSION) {
+		refuse_version(client, (uint16_t)get_le(frame + 6, 2), (uint32_t)get_le(frame + 8, 4),
+			       (unsigned)get_le(frame + 4, 2));
+		return false;
+	}
+	if (!read_all(client, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, CLIENT_STALL_MS))
+		return false;
+	if (!write_all(vm_fd, frame, MSB_AGENT_HEADER_SIZE + (size_t)len))
+		_exit(0);
+	size_t n = read_reply(vm_fd);
+	if (n == 0)
+		_exit(0);
+	/* The client may have given up waiting; the reply was drained either way. */
+	return write_all(client, frame, n);
+}
+
+void msb_qemu_relay_run(int listen_fd, int vm_fd, int ready_fd)
+{
+	signal(SIGPIPE, SIG_IGN);
+	frame = mmap(NULL, MSB_AGENT_HEADER_SIZE + MSB_AGENT_MAX_PAYLOAD, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (frame == MAP_FAILED || !greet(vm_fd)) {
+		ssize_t w = write(ready_fd, "F", 1);
+		(void)w;
+		_exit(1);
+	}
+	ssize_t w = write(ready_fd, "R", 1);
+	(void)w;
+	close(ready_fd);
+
+	struct pollfd fds[2 + MAX_CLIENTS];
+	size_t n_clients = 0, next = 0;
+	for (;;) {
+		fds[0] = (struct pollfd){ .fd = listen_fd, .events = n_clients < MAX_CLIENTS ? POLLIN : 0 };
+		/* Nothing is in flight here: anything from the guest now means its stream ended. */
+		fds[1] = (struct pollfd){ .fd = vm_fd, .events = POLLIN };
+		for (size_t i = 0; i < n_clients; i++)
+			fds[2 + i].events = POLLIN, fds[2 + i].revents = 0;
+		if (poll(fds, 2 + n_clients, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (fds[1].revents)
+			_exit(0);
+		if (fds[0].revents & POLLIN) {
+			int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0)
+				fds[2 + n_clients++] = (struct pollfd){ .fd = c };
+		}
+		/* Serve one ready client per turn, round robin, so none starves the others. */
+		for (size_t k = 0; k < n_clients; k++) {
+			size_t i = (next + k) % n_clients;
+			if (!fds[2 + i].revents)
+				continue;
+			next = i + 1;
+			if (!carry(fds[2 + i].fd, vm_fd)) {
+				close(fds[2 + i].fd);
+				fds[2 + i] = fds[2 + --n_clients];
+			}
+			break;
+		}
+	}
+}

@@ -1,0 +1,184 @@
+/*
+ * plugins/qemu/vminit.c — msb-qemu-init, the microVM's /init until the guest agent takes over.
+ *
+ * The kernel runs this as PID 1 from the initramfs the qemu backend assembles. It does what
+ * a distribution's init would do and nothing more — mount /proc, /sys and /dev, load the
+ * virtio modules the cloud kernel builds as modules (the list and order come from
+ * /msb/modules, written by the host, because dependencies differ between kernel builds),
+ * name the agent's virtio-serial port the way udev would — and then execs the guest agent
+ * with the argv the host wrote to /msb/agent.args. exec keeps PID 1, so the agent is the
+ * guest's init: when it exits (SHUTDOWN), the kernel panics, panic=-1 reboots, and QEMU's
+ * -no-reboot turns that into QEMU exiting — disposal needs no guest cooperation beyond that.
+ *
+ * Booted with `msb.probe=1` on the kernel command line it prints MSB_QEMU_PROBE_MARKER and
+ * powers off at once: the bounded KVM probe and the benchmark's bare-boot baseline.
+ *
+ * Static, libc only. Every failure is printed to the console (the host keeps it in
+ * console.log) and ends PID 1, so a broken guest fails its boot fast instead of hanging.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vminit.h"
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("msb-qemu-init: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fflush(stderr);
+	exit(1);
+}
+
+static void mount_or_die(const char *type, const char *dir, unsigned long flags)
+{
+	mkdir(dir, 0755);
+	if (mount(type, dir, type, flags, NULL) < 0 && errno != EBUSY)
+		die("mount %s on %s: %s", type, dir, strerror(errno));
+}
+
+/* Load each module named in `list` (one path per line), in order. */
+static void load_modules(const char *list)
+{
+	FILE *f = fopen(list, "re");
+	if (!f)
+		return; /* a kernel with everything built in needs no list */
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		int fd = open(line, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			die("module %s: %s", line, strerror(errno));
+		if (syscall(SYS_finit_module, fd, "", 0) < 0 && errno != EEXIST)
+			die("loading module %s: %s", line, strerror(errno));
+		close(fd);
+	}
+	fclose(f);
+}
+
+/* Whether /sys/class/virtio-ports/<port>/name says `want`; the port's name in `port`. */
+static bool find_port(const char *want, char *port, size_t cap)
+{
+	DIR *d = opendir("/sys/class/virtio-ports");
+	if (!d)
+		return false;
+	bool found = false;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[320], name[128] = "";
+		snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", e->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof name, f))
+			name[strcspn(name, "\n")] = '\0';
+		fclose(f);
+		if (!strcmp(name, want)) {
+			snprintf(port, cap, "%s", e->d_name);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Make /dev/virtio-ports/<name> point at the agent's port, as udev would. The port appears
+ * when virtio_console probes the device, which can trail the module load by a moment.
+ */
+static void link_port(void)
+{
+	char port[256];
+	for (int i = 0; !find_port(MSB_QEMU_PORT_NAME, port, sizeof port); i++) {
+		if (i >= 2000)
+			die("no virtio-serial port named %s appeared", MSB_QEMU_PORT_NAME);
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	}
+	char target[300];
+	snprintf(target, sizeof target, "../%s", port);
+	mkdir("/dev/virtio-ports", 0755);
+	if (symlink(target, "/dev/virtio-ports/" MSB_QEMU_PORT_NAME) < 0 && errno != EEXIST)
+		die("symlink for %s: %s", port, strerror(errno));
+}
+
+/* Read the NUL-separated argv the host wrote. */
+static char **read_args(const char *path)
+{
+	static char buf[16384];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0 || buf[n - 1] != '\0')
+		die("%s is empty, too long or not NUL-terminated", path);
+	static char *argv[256];
+	size_t argc = 0;
+	for (char *p = buf; p < buf + n && argc + 1 < 256; p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	return argv;
+}
+
+/* mkdir -p: the agent creates its work dir's last component only. */
+static void make_parents(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s", dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	/* Mounting over /proc, /sys and /dev is a guest's business only, never a host's. */
+	if (getpid() != 1)
+		die("refusing to run as pid %ld: this is a microVM guest's /init", (long)getpid());
+	if (getenv("msb.probe")) {
+		fputs(MSB_QEMU_PROBE_MARKER "\n", stdout);
+		fflush(stdout);
+		reboot(RB_POWER_OFF);
+		return 0;
+	}
+	mount_or_die("proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	mount_or_die("sysfs", "/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	mount_or_die("devtmpfs", "/dev", MS_NOSUID);
+	mkdir("/tmp", 01777);
+	chmod("/tmp", 01777);
+	load_modules("/msb/modules");
+	link_port();
+	char **args = read_args("/msb/agent.args");
+	for (char **a = args; *a && a[1]; a++)
+		if (!strcmp(*a, "--work-dir"))
+			make_parents(a[1]);
+	setenv("PATH", "/usr/local/bin:/usr/bin:/bin:/sbin", 1);
+	execv(args[0], args);
+	die("exec %s: %s", args[0], strerror(errno));
+}

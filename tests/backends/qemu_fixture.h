@@ -1,0 +1,153 @@
+/*
+ * qemu_fixture.h — opening the real `qemu` plugin for a test or a benchmark: a temporary
+ * state dir, a config written as YAML (the path sandbox.yaml takes), the in-tree agent and
+ * guest init, the guest fetched by `make qemu-guest`, and a leak check.
+ */
+#ifndef MSB_QEMU_FIXTURE_H
+#define MSB_QEMU_FIXTURE_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <msb/config.h>
+#include <msb/driver.h>
+#include <msb/loader.h>
+
+#include "msb_test.h"
+
+#define QEMU_AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+#define QEMU_INIT MSB_TOP_BUILDDIR "/plugins/qemu/msb-qemu-init"
+#define QEMU_GUEST MSB_TOP_BUILDDIR "/plugins/qemu/guest"
+#define QEMU_PLUGIN MSB_TEST_MODULE("plugins/qemu", "qemu")
+#define QEMU_BINARY "/usr/bin/qemu-system-x86_64"
+
+typedef struct qemu_fixture {
+	char state[64];
+	msb_loader *loader;
+	msb_backend *backend;
+	msb_config_doc *doc;
+	const struct msb_backend_v27 *ops;
+	msb_backend_instance *self;
+} qemu_fixture;
+
+/* The guest directory: $MSB_QEMU_GUEST, else the build tree's (make qemu-guest). */
+static inline const char *qemu_fixture_guest(void)
+{
+	const char *g = getenv("MSB_QEMU_GUEST");
+	return g && *g ? g : QEMU_GUEST;
+}
+
+/* Whether a real microVM can be booted here; `why` says what is missing. */
+static inline bool qemu_fixture_usable(char *why, size_t n)
+{
+	char kernel[256];
+	snprintf(kernel, sizeof kernel, "%s/vmlinuz", qemu_fixture_guest());
+	if (access(QEMU_BINARY, X_OK) != 0) {
+		snprintf(why, n, "%s is not installed (Debian package qemu-system-x86)", QEMU_BINARY);
+		return false;
+	}
+	if (access(kernel, R_OK) != 0) {
+		snprintf(why, n, "no guest kernel at %s: run `make qemu-guest` (plugins/qemu/fetch-guest.sh)",
+			 kernel);
+		return false;
+	}
+	return true;
+}
+
+/* Open the plugin with `extra` YAML lines appended; `state` NULL: a fresh temporary dir. */
+static inline msb_errc qemu_fixture_open(qemu_fixture *fx, const char *state, const char *extra,
+					 msb_error *err)
+{
+	memset(fx, 0, sizeof *fx);
+	snprintf(fx->state, sizeof fx->state, "%s", state ? state : "/tmp/msb-qemu-test-XXXXXX");
+	if (!state && !mkdtemp(fx->state))
+		return msb_error_set_errno(err, MSB_E_OS, errno, "mkdtemp");
+	char *yaml = NULL;
+	if (asprintf(&yaml,
+		     "state_dir: %s\n"
+		     "agent: %s\n"
+		     "init: %s\n"
+		     "%s%s%s"
+		     "%s",
+		     fx->state, QEMU_AGENT, QEMU_INIT,
+		     strstr(extra, "guest_dir:") ? "" : "guest_dir: ",
+		     strstr(extra, "guest_dir:") ? "" : qemu_fixture_guest(),
+		     strstr(extra, "guest_dir:") ? "" : "\n", extra) < 0)
+		return msb_error_set(err, MSB_E_NOMEM, "asprintf");
+	msb_errc rc = msb_config_doc_parse(yaml, strlen(yaml), "<qemu test>", &fx->doc, err);
+	free(yaml);
+	const msb_plugin *plugin = NULL;
+	if (!rc)
+		rc = msb_loader_new(&fx->loader, err);
+	if (!rc)
+		rc = msb_loader_load(fx->loader, QEMU_PLUGIN, &plugin, err);
+	if (!rc)
+		rc = msb_backend_open(plugin, msb_config_doc_root(fx->doc), NULL, NULL, &fx->backend, err);
+	if (!rc) {
+		fx->ops = msb_backend_ops(fx->backend);
+		fx->self = msb_backend_instance_of(fx->backend);
+	}
+	return rc;
+}
+
+static inline void qemu_fixture_close(qemu_fixture *fx)
+{
+	if (fx->backend)
+		msb_backend_close(fx->backend);
+	if (fx->loader)
+		msb_loader_free(fx->loader);
+	msb_config_doc_free(fx->doc);
+	fx->backend = NULL;
+	fx->loader = NULL;
+	fx->doc = NULL;
+}
+
+/*
+ * The leak check: nothing in the state dir but lock files and the accelerator verdict, no
+ * QEMU process whose command line names the state dir. Removes the state dir. Returns the
+ * number of leaks, printing each.
+ */
+static inline int qemu_fixture_leaks(qemu_fixture *fx)
+{
+	int leaks = 0;
+	char cmd[512], line[512];
+	snprintf(cmd, sizeof cmd, "ls -A %s 2>/dev/null | grep -v -e '\\.lock$' -e '^accel$'", fx->state);
+	FILE *p = popen(cmd, "r");
+	while (p && fgets(line, sizeof line, p)) {
+		fprintf(stderr, "leak: %s/%s", fx->state, line);
+		leaks++;
+	}
+	if (p)
+		pclose(p);
+	snprintf(cmd, sizeof cmd, "grep -l -a -F '%s' /proc/[0-9]*/cmdline 2>/dev/null | grep -v self",
+		 fx->state);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof line, p)) {
+		char path[600];
+		snprintf(path, sizeof path, "%.*s", (int)strcspn(line, "\n"), line);
+		/* The grep itself names the state dir too; only a live process other than it counts. */
+		FILE *c = fopen(path, "re");
+		char comm[64] = "";
+		if (c) {
+			size_t n = fread(comm, 1, sizeof comm - 1, c);
+			comm[n] = '\0';
+			fclose(c);
+		}
+		if (strstr(comm, "qemu")) {
+			fprintf(stderr, "leak: a QEMU still runs for %s (%s)\n", fx->state, path);
+			leaks++;
+		}
+	}
+	if (p)
+		pclose(p);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", fx->state);
+	if (system(cmd) != 0)
+		leaks++;
+	return leaks;
+}
+
+#endif
