@@ -19,3 +19,5 @@ core_conformance_libmsb_conformance_la_SOURCES = \
 core_conformance_libmsb_conformance_la_LIBADD = core/libmsb.la sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 core_conformance_libmsb_conformance_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
 msbinclude_HEADERS += core/include/msb/conformance.h
+nodist_pkgconfig_DATA += core/conformance/msb-conformance.pc
+EXTRA_DIST += core/conformance/msb-conformance.pc.in
