@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <msb/backend.h>
@@ -307,6 +308,21 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	return rc;
 }
 
+/*
+ * The driver has just told the agent to SHUTDOWN: the agent exits, then bwrap's init, then
+ * bwrap, which the keeper reaps before it exits itself. A moment's grace lets that chain
+ * finish in order; killing it all at once instead orphans each bwrap to pid 1, which on a
+ * machine whose pid 1 does not reap leaves zombies. The kill by cgroup follows either way.
+ */
+static void let_it_leave(const msb_cgroup *cg)
+{
+	long us = 100;
+	for (long waited = 0; waited < 100000 && msb_cgroup_populated(cg); waited += us, us *= 2) {
+		struct timespec ts = { 0, us * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
 {
 	const bwrap_ctx *ctx = p;
@@ -319,8 +335,10 @@ static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure 
 		msb_error_clear(&err);
 		return true; /* never got as far as a cgroup: nothing of ours to end */
 	}
-	if (!rc)
+	if (!rc) {
+		let_it_leave(cg);
 		rc = msb_cgroup_destroy(cg, ctx->cfg.stop_timeout, &err);
+	}
 	msb_cgroup_free(cg);
 	if (!rc)
 		unlink(file);

@@ -6,8 +6,8 @@
  * A exits at once, so the keeper is nobody's child in msb's session: msb can exit (or be
  * killed) and the sandbox stays, addressable through the state directory. The keeper joins
  * the sandbox's cgroup before it forks anything, so everything below it is born inside the
- * limits, and it does nothing afterwards but wait for bwrap (reaping it, so the pid the
- * driver recorded never lingers as a zombie).
+ * limits, and it does nothing afterwards but reap bwrap and what bwrap leaves (so the pid
+ * the driver recorded never lingers as a zombie).
  *
  * How --die-with-parent is applied: bwrap sets PR_SET_PDEATHSIG on itself and on the
  * sandbox's init, so its "parent" is the keeper, not msb. Killing the keeper (or the keeper
@@ -115,6 +115,12 @@ static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd)
 		report(report_fd, STEP_FDS, errno);
 		_exit(1);
 	}
+	/*
+	 * bwrap exits as soon as the sandbox's init reports the command's status, without
+	 * waiting to reap that init; as a subreaper the keeper inherits and reaps it, instead of
+	 * pid 1 (which, on some machines, never reaps).
+	 */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid_t child = fork();
 	if (child < 0) {
 		report(REPORT_FD, STEP_FORK, errno);
@@ -137,10 +143,19 @@ static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd)
 	}
 	report(REPORT_FD, STEP_PID, (int32_t)child);
 	close(REPORT_FD);
-	int status = 0;
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	/* Reap until nothing is left: bwrap's own child (the sandbox's init) too, which bwrap
+	 * may leave behind when it exits first (see the subreaper note above). */
+	int status = 0, bwrap_status = 0;
+	for (;;) {
+		pid_t w = waitpid(-1, &status, 0);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			break;
+		if (w == child)
+			bwrap_status = status;
+	}
+	_exit(WIFEXITED(bwrap_status) ? WEXITSTATUS(bwrap_status) : 128 + WTERMSIG(bwrap_status));
 }
 
 /* Read the keeper's reports until every writer has closed (bwrap's exec closes its copy). */
