@@ -165,6 +165,10 @@ static void v_fifo_replaced(files_scene *s, const msb_entry *e, const msb_entry_
 	files_get(s, "fifo", got, sizeof got);
 	assert_string_equal(got, "payload");
 }
+static void v_fifo_gone(files_scene *s, const msb_entry *e, const msb_entry_list *l, const msb_buf *b)
+{
+	assert_false(files_exists(s, "fifo"));
+}
 static void v_no_temp(files_scene *s, const msb_entry *e, const msb_entry_list *l, const msb_buf *b)
 {
 	msb_entry_list all = { 0 };
@@ -241,6 +245,11 @@ static const tcase cases[] = {
 	{ "read fifo never blocks", p_fifo, OP_READ, "fifo", MSB_E_VALUE, "not a regular file", NULL },
 	{ "stat fifo", p_fifo, OP_STAT, "fifo", MSB_OK, NULL, v_stat_other },
 	{ "write over fifo", p_fifo, OP_WRITE, "fifo", MSB_OK, NULL, v_fifo_replaced },
+	{ "list fifo never blocks", p_fifo, OP_LIST, "fifo", MSB_E_NOT_DIR, "not a directory", NULL },
+	{ "remove fifo", p_fifo, OP_REMOVE, "fifo", MSB_OK, NULL, v_fifo_gone },
+	{ "mkdirs over a file", p_file, OP_MKDIRS, "f/g", MSB_E_NOT_DIR, "f/g", NULL },
+	{ "mkdirs existing", p_dir, OP_MKDIRS, "d/e", MSB_OK, NULL, v_d_kept },
+	{ "exclusive new file", NULL, OP_WRITE_X, "fresh", MSB_OK, NULL, v_no_temp },
 	{ "read directory", p_dir, OP_READ, "d", MSB_E_IS_DIR, "directory", NULL },
 	{ "write over directory", p_dir, OP_WRITE, "d", MSB_E_IS_DIR, "directory", v_no_temp },
 	{ "remove directory unasked", p_dir, OP_REMOVE, "d", MSB_E_IS_DIR, "recursive", v_d_kept },
