@@ -42,10 +42,12 @@ typedef struct spawn_report {
 	pid_t agent;
 } spawn_report;
 
+/* Runs in a forked child of a possibly threaded host: async-signal-safe calls only. */
 static void report(int fd, const char *stage, int errnum, pid_t agent)
 {
 	spawn_report r = { .errnum = errnum, .agent = agent };
-	snprintf(r.stage, sizeof r.stage, "%s", stage);
+	for (size_t i = 0; stage[i] && i + 1 < sizeof r.stage; i++)
+		r.stage[i] = stage[i];
 	ssize_t n = write(fd, &r, sizeof r);
 	(void)n;
 }
@@ -60,20 +62,16 @@ static int write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* Unprivileged: a user namespace maps the caller to root inside, so it may own a netns. */
-static int enter_user_namespace(void)
+/*
+ * Unprivileged: a user namespace maps the caller to root inside, so it may own a netns.
+ * The maps are formatted by the parent before fork (see process_start).
+ */
+static int enter_user_namespace(const char *uid_map, const char *gid_map)
 {
-	char map[64];
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	if (unshare(CLONE_NEWUSER) < 0)
-		return -1;
-	snprintf(map, sizeof map, "0 %ld 1\n", (long)uid);
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (unshare(CLONE_NEWUSER) < 0 || write_file("/proc/self/uid_map", uid_map) < 0)
 		return -1;
 	write_file("/proc/self/setgroups", "deny\n");
-	snprintf(map, sizeof map, "0 %ld 1\n", (long)gid);
-	return write_file("/proc/self/gid_map", map);
+	return write_file("/proc/self/gid_map", gid_map);
 }
 
 /* Loopback up: the sandbox may talk to itself, and to nothing else. */
@@ -108,13 +106,14 @@ static void exec_agent(char **argv, int ready, const char *log_path)
 }
 
 /* The intermediate child: leave the host's session and namespaces, fork the agent, exit. */
-static void spawn_child(char **argv, int ready, int rep, const char *log_path)
+static void spawn_child(char **argv, int ready, int rep, const char *log_path,
+			const char *uid_map, const char *gid_map)
 {
 	if (setsid() < 0) {
 		report(rep, "setsid", errno, 0);
 		_exit(1);
 	}
-	if (geteuid() != 0 && enter_user_namespace() < 0) {
+	if (geteuid() != 0 && enter_user_namespace(uid_map, gid_map) < 0) {
 		report(rep, "user namespace", errno, 0);
 		_exit(1);
 	}
@@ -189,9 +188,12 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 		close(ready[0]), close(ready[1]), free(argv);
 		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
 	}
+	char uid_map[64], gid_map[64];
+	snprintf(uid_map, sizeof uid_map, "0 %ld 1\n", (long)geteuid());
+	snprintf(gid_map, sizeof gid_map, "0 %ld 1\n", (long)getegid());
 	pid_t mid = fork();
 	if (mid == 0)
-		spawn_child(argv, ready[1], rep[1], log_path);
+		spawn_child(argv, ready[1], rep[1], log_path, uid_map, gid_map);
 	free(argv);
 	close(ready[1]);
 	close(rep[1]);
