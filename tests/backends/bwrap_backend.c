@@ -637,6 +637,11 @@ int main(void)
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	int leaks = bwrap_fixture_leaks(&fx);
+	/* Every keeper was reparented here (subreaper): none may still be running. */
+	if (waitpid(-1, NULL, WNOHANG) == 0) {
+		fprintf(stderr, "leak: a process this test started (a sandbox's keeper) is still running\n");
+		leaks++;
+	}
 	rmdir(marker);
 	rmdir(image_root);
 	return failed || leaks ? 1 : 0;
