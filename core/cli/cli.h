@@ -62,7 +62,7 @@ void msb_json_bytes(FILE *out, const void *data, size_t len);
 
 /*
  * Load sandbox.yaml: -c, else ./sandbox.yaml, else MSB_SYSCONFDIR/msb/sandbox.yaml. Router
- * warnings go to msb_cli_warn (text) or are collected into `warnings` (JSON; may be NULL).
+ * warnings are collected into `warnings`, or printed at once ("msb: warning: …") when NULL.
  */
 typedef struct msb_cli_warnings {
 	char **items;

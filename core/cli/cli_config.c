@@ -39,6 +39,6 @@ msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config
 	msb_config_options opts = MSB_CONFIG_OPTIONS_INIT;
 	opts.open_backends = open_backends;
 	opts.warn = msb_cli_warn;
-	opts.warn_ctx = msb_cli.json ? warnings : NULL;
+	opts.warn_ctx = warnings;
 	return msb_config_load(path, &opts, out, err);
 }

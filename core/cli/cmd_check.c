@@ -91,6 +91,8 @@ int msb_cmd_check(int argc, char **argv)
 	msb_router *router = NULL;
 	if (msb_cli_load(true, &warnings, &cfg, &err) != MSB_OK ||
 	    msb_config_router(cfg, &router, &err) != MSB_OK) {
+		for (size_t i = 0; !msb_cli.json && i < warnings.len; i++)
+			msb_cli_warn(NULL, warnings.items[i]);
 		int status = msb_cli_fail(&err);
 		msb_error_clear(&err);
 		msb_config_free(cfg);
@@ -114,6 +116,8 @@ int msb_cmd_check(int argc, char **argv)
 		print_json(cfg, o, n, refused, &warnings);
 	else
 		print_text(cfg, o, n, refused);
+	for (size_t i = 0; !msb_cli.json && i < warnings.len; i++)
+		msb_cli_warn(NULL, warnings.items[i]);
 	for (size_t i = 0; i < n; i++)
 		msb_error_clear(&o[i].err);
 	free(o);

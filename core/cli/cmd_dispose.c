@@ -57,10 +57,16 @@ int msb_cmd_dispose(int argc, char **argv)
 	msb_error err = MSB_ERROR_INIT;
 	msb_config *cfg = NULL;
 	msb_router *router = NULL;
-	if (msb_cli_load(true, NULL, &cfg, &err) != MSB_OK || msb_config_router(cfg, &router, &err) != MSB_OK) {
+	/*
+	 * Collected and dropped: what the router would warn about here is the failed delete this
+	 * command reports itself, and a second line saying it again is noise.
+	 */
+	msb_cli_warnings warnings = { 0 };
+	if (msb_cli_load(true, &warnings, &cfg, &err) != MSB_OK || msb_config_router(cfg, &router, &err) != MSB_OK) {
 		status = msb_cli_fail(&err);
 		msb_error_clear(&err);
 		msb_config_free(cfg);
+		msb_cli_warnings_free(&warnings);
 		return status;
 	}
 	if (key.agent || key.call) {
@@ -77,5 +83,6 @@ int msb_cmd_dispose(int argc, char **argv)
 	}
 	msb_router_free(router);
 	msb_config_free(cfg);
+	msb_cli_warnings_free(&warnings);
 	return status;
 }
