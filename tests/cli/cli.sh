@@ -16,6 +16,7 @@ tmp=$(mktemp -d /tmp/msb-cli.XXXXXX)
 # A persistent backend's sandboxes are disposed however the script ends, then the state goes.
 cleanup() {
 	[ -f "$tmp/bwrap.yaml" ] && "$msb" -c "$tmp/bwrap.yaml" dispose --scope rt --thread t1 >/dev/null 2>&1
+	[ -f "$tmp/default.yaml" ] && "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t1 >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -314,6 +315,28 @@ YAML
 		run "$msb" -c "$b" --json dispose $k; expect_status 0 "rt dispose"
 		expect_out '{"disposed": 1, "undisposed": null}' "rt dispose --json"
 	fi
+fi
+
+# ---- the shipped default, as the README's demo runs it (agent and state from this tree) -----
+if [ -e "$bwrap_so" ] && [ -x "$agent" ] && grep -q '^  - name: bwrap' "$src/conf/sandbox.yaml"; then
+	sed "s|^      run_code: \[python3\].*|&\n      agent: $agent\n      state_dir: $tmp/default-state|" \
+		"$src/conf/sandbox.yaml" >"$tmp/default.yaml"
+	export MSB_PLUGIN_PATH="$top/plugins/bwrap/.libs"
+	run "$msb" -c "$tmp/default.yaml" check
+	if [ "$status" -ne 0 ] && grep -q "SandboxBackendError\|OSError" "$tmp/err"; then
+		echo "note: bwrap cannot start sandboxes here, default-file demo skipped: $(cat "$tmp/err")"
+	else
+		expect_status 0 "check on conf/sandbox.yaml"
+		expect_out "spec    shell            ok: bwrap" "conf/sandbox.yaml routes shell to bwrap"
+		run "$msb" -c "$tmp/default.yaml" exec shell --scope demo --thread t1 -- uname -s
+		expect_status 0 "demo exec"; expect_out "Linux" "demo exec runs a real command"
+		if command -v python3 >/dev/null 2>&1; then
+			run "$msb" -c "$tmp/default.yaml" run-code python --scope demo --thread t1 -e 'print(6*7)'
+			expect_status 0 "demo run-code"; expect_out "42" "demo run-code"
+		fi
+		run "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t1; expect_status 0 "demo dispose"
+	fi
+	unset MSB_PLUGIN_PATH
 fi
 
 if [ "$failures" -ne 0 ]; then
