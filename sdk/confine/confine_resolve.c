@@ -197,6 +197,10 @@ static msb_errc walk(int root_fd, const char *op, const char *path, size_t count
 	while (at < count) {
 		const char *slash = memchr(path + at, '/', count - at);
 		size_t n = (slash ? (size_t)(slash - path) : count) - at;
+		if (n > NAME_MAX) { /* only a host-given root gets here unchecked */
+			close(fd);
+			return confine_fail(root_fd, op, path, ENAMETOOLONG, err);
+		}
 		memcpy(name, path + at, n);
 		name[n] = '\0';
 		int next = open_component(fd, name);

@@ -238,6 +238,7 @@ static const tcase cases[] = {
 	{ "reclaim outside", NULL, OP_RECLAIM, "@OUTSIDE", MSB_E_VALUE, "not under working directory", NULL },
 	{ "reclaim with dotdot", NULL, OP_RECLAIM, "../outside", MSB_E_VALUE, "'..'", NULL },
 	{ "open root through link", p_root_ln, OP_OPEN_ROOT, "rootlink", MSB_E_VALUE, "symbolic link", NULL },
+	{ "open root with an over-long segment", NULL, OP_OPEN_ROOT, long_segment, MSB_E_VALUE, "too long", NULL },
 	/* hard links, FIFOs, kinds */
 	{ "write over hard link", p_hl, OP_WRITE, "hl", MSB_OK, NULL, v_hl_replaced },
 	{ "exclusive over hard link", p_hl, OP_WRITE_X, "hl", MSB_E_LANDING_EXISTS, "already exists", NULL },
