@@ -79,3 +79,7 @@ tests_conformance_test_conformance_LDADD = core/conformance/libmsb-conformance.l
 # Every shipped plugin through `msb conformance` (skips a plugin whose engine is absent).
 TESTS += tests/conformance/run_all.sh
 EXTRA_DIST += tests/conformance/run_all.sh
+
+# doc/writing-a-backend.md's walkthrough, done literally against a temporary install.
+TESTS += tests/conformance/walkthrough.sh
+EXTRA_DIST += tests/conformance/walkthrough.sh
