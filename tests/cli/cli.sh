@@ -285,6 +285,10 @@ backends:
 specs:
   shell:
     requires: [exec, files_in, files_out, files_list, files_delete]
+  report:
+    requires: [exec, files_in, files_out]
+    declared_outputs:
+      - {path: out/r.txt, media_type: text/plain, name: r.txt}
 YAML
 	b="$tmp/bwrap.yaml"
 	run "$msb" -c "$b" check
@@ -312,8 +316,18 @@ YAML
 		expect_err "msb: TimeoutError:" "rt exec timeout line"
 		run "$msb" -c "$b" rm shell $k dir/a.txt; expect_status 0 "rt rm"
 		run "$msb" -c "$b" get shell $k dir/a.txt; expect_status 1 "rt get after rm"
+		# collect: the declared output lands under --out, once; --replace lands it again.
+		mkdir "$tmp/rt-landing"
+		run "$msb" -c "$b" put report $k "$tmp/local.txt" out/r.txt; expect_status 0 "rt put report"
+		run "$msb" -c "$b" collect report $k --out "$tmp/rt-landing"; expect_status 0 "rt collect"
+		expect_out "r.txt (6 bytes)" "rt collect display"
+		cmp -s "$tmp/local.txt" "$tmp/rt-landing/r.txt" || fail "rt collect: landed content differs"
+		run "$msb" -c "$b" collect report $k --out "$tmp/rt-landing"; expect_status 1 "rt collect again"
+		expect_error_line SandboxLandingExists "rt collect refuses an existing landing"
+		run "$msb" -c "$b" --json collect report $k --out "$tmp/rt-landing" --replace; expect_status 0 "rt collect --replace"
+		expect_out '{"landed": [{"name": "r.txt", "media_type": "text/plain", "display": "r.txt (6 bytes)"' "rt collect --json"
 		run "$msb" -c "$b" --json dispose $k; expect_status 0 "rt dispose"
-		expect_out '{"disposed": 1, "undisposed": null}' "rt dispose --json"
+		expect_out '{"disposed": 2, "undisposed": null}' "rt dispose --json"
 	fi
 fi
 
