@@ -310,6 +310,9 @@ YAML
 		[ "$(cat "$tmp/out")" = "hello" ] || fail "rt exec: $(cat "$tmp/out")"
 		run "$msb" -c "$b" exec shell $k -- sh -c 'echo out; echo err >&2; exit 7'; expect_status 7 "rt exec status"
 		[ "$(cat "$tmp/out")" = "out" ] && [ "$(cat "$tmp/err")" = "err" ] || fail "rt exec streams: $(cat "$tmp/out") / $(cat "$tmp/err")"
+		# Guest bytes that are not UTF-8 still make valid JSON: \u00XX per stray byte.
+		run "$msb" -c "$b" --json exec shell $k -- printf 'a\377\001"\n'
+		expect_out '"stdout": "a\u00ff\u0001\"\n"' "rt exec --json escapes bytes"
 		echo 'from stdin' | "$msb" -c "$b" exec shell $k --stdin -- cat >"$tmp/out" 2>"$tmp/err"; status=$?
 		expect_status 0 "rt exec --stdin"; expect_out "from stdin" "rt exec --stdin"
 		run "$msb" -c "$b" exec shell $k --timeout 0.5 -- sleep 5; expect_status 124 "rt exec timeout"
