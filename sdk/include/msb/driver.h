@@ -57,7 +57,7 @@ extern "C" {
 
 /* What the driver read from `config:`. */
 typedef struct msb_driver_config {
-	char *state_dir;          /* state_dir, else /var/lib/msb/<backend> as root, else
+	char *state_dir;          /* state_dir, else /run/msb/<backend> as root, else
 				     $XDG_RUNTIME_DIR/msb/<backend> (or /tmp/msb-<uid>/<backend>) */
 	char *agent_path;         /* agent, else msb_agent_binary() */
 	double start_timeout;     /* seconds to wait for a started agent to answer; default 10 */
