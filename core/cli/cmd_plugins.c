@@ -6,7 +6,9 @@
  * plugins sandbox.yaml names. Exit 0 only when every plugin loaded.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -139,7 +141,15 @@ static int from_paths(int n, char **paths)
 		printf("{\"plugins\": [");
 	for (int i = 0; i < n; i++) {
 		const msb_plugin *p = NULL;
-		msb_errc rc = msb_loader_load(loader, paths[i], &p, &err);
+		/*
+		 * A PATH is a file: "x.so" means ./x.so, never whatever dlopen's library search
+		 * would find under that name.
+		 */
+		char *file = NULL;
+		msb_errc rc = asprintf(&file, "%s%s", strchr(paths[i], '/') ? "" : "./", paths[i]) < 0
+				      ? msb_error_set(&err, MSB_E_NOMEM, "out of memory")
+				      : msb_loader_load(loader, file, &p, &err);
+		free(file);
 		if (msb_cli.json) {
 			printf("%s", i ? ", " : "");
 			if (rc == MSB_OK)

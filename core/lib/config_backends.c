@@ -125,7 +125,7 @@ msb_errc msb_config_load_plugins(msb_config *cfg, msb_error *err)
 		}
 		if (rc != MSB_OK) {
 			/* The loader's code is kept: a refused plugin is the loader's refusal, not a typo. */
-			msb_node *at = (msb_node *)e->plugin_node;
+			const msb_node *at = e->plugin_node;
 			msb_error_prefix(err, "%s:%u:%u: %s: ", at->file, at->line, at->column, at->path);
 			return rc;
 		}

@@ -157,6 +157,11 @@ fi
 # One good and one broken: the good one is still described, the status says not all loaded.
 run "$msb" plugins "$fixtures/good.so" "$src/tests/fixtures/not_a_plugin.so.txt"; expect_status 1 "plugins mixed"
 expect_out "fixture_good" "plugins mixed"; expect_error_line ImportError "plugins not a plugin"
+# A PATH is a file, never a name for dlopen's library search.
+(cd "$fixtures" && "$msb" plugins good.so >"$tmp/out" 2>"$tmp/err"); status=$?
+expect_status 0 "plugins relative path"; expect_out "file              ./good.so" "plugins relative path"
+(cd "$tmp" && "$msb" plugins libc.so.6 >"$tmp/out" 2>"$tmp/err"); status=$?
+expect_status 1 "plugins bare library name"; expect_error_line ImportError "plugins bare library name"
 # Without paths: the configured plugins.
 run "$msb" -c "$cfg" plugins; expect_status 0 "plugins from config"; expect_out "inprocess" "plugins from config"
 run "$msb" -c "$cfg" --json plugins; expect_status 0 "plugins from config --json"; expect_out '"name": "inprocess"' "plugins --json config"
