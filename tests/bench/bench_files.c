@@ -67,16 +67,39 @@ static void plain_round(const char *path, bool fresh, const unsigned char *data,
 	close(fd);
 }
 
-static void confined_round(int root, const unsigned char *data, msb_buf *back)
+static void confined_round_flags(int root, const unsigned char *data, msb_buf *back,
+				 unsigned flags)
 {
 	msb_error err = MSB_ERROR_INIT;
 	back->len = 0;
-	if (msb_confine_write_file(root, "sub/confined.bin", data, SIZE, 0, &err) != MSB_OK ||
+	if (msb_confine_write_file(root, "sub/confined.bin", data, SIZE, flags, &err) != MSB_OK ||
 	    msb_confine_read_file(root, "sub/confined.bin", SIZE, back, &err) != MSB_OK ||
 	    back->len != SIZE) {
 		fprintf(stderr, "bench_files: %s\n", msb_error_message(&err));
 		exit(1);
 	}
+}
+
+static void confined_round(int root, const unsigned char *data, msb_buf *back)
+{
+	confined_round_flags(root, data, back, 0);
+}
+
+/* What durability costs on top: MSB_CONFINE_SYNC fsyncs before the swap. */
+static void measure_sync(int root, const unsigned char *data, msb_buf *cback)
+{
+	double t_sync[7], t_conf[7];
+	for (int i = 0; i < 7; i++) {
+		double t = now();
+		confined_round_flags(root, data, cback, MSB_CONFINE_SYNC);
+		t_sync[i] = now() - t;
+		t = now();
+		confined_round(root, data, cback);
+		t_conf[i] = now() - t;
+	}
+	double s = median(t_sync, 7), c = median(t_conf, 7);
+	printf("files sync     32 MiB write+read, median ms: confined %.2f, confined + fsync %.2f; ratio %.2f\n",
+	       c * 1e3, s * 1e3, s / c);
 }
 
 static void measure(const char *label, int root, const char *plain, const unsigned char *data,
@@ -143,6 +166,7 @@ int main(void)
 		measure("openat2", root, plain, data, back, &cback);
 	msb_confine_force_fallback(true);
 	measure("walk", root, plain, data, back, &cback);
+	measure_sync(root, data, &cback);
 	close(root);
 	unlink(plain);
 	snprintf(plain, sizeof plain, "%s/sub/confined.bin", real);
