@@ -287,6 +287,13 @@ static void test_backend_name_mismatch(void **state)
 		"3:11: backends[0].name: ", "entry name 'fast' differs", "'fixture_good'", NULL);
 }
 
+static void test_two_entries_one_backend(void **state)
+{
+	/* The loader's refusal keeps its own name, positioned at the second entry's plugin: line. */
+	refused("version: 1\nbackends:\n  - plugin: @GOOD@\n  - plugin: @GOOD@\n", MSB_E_BACKEND_NOT_PERMITTED,
+		"4:13: backends[1].plugin: ", "'fixture_good' is already the name", NULL);
+}
+
 static void test_plugin_required(void **state)
 {
 	refused("version: 1\nbackends:\n  - name: x\n", MSB_E_CONFIG, "3:5: backends[0]: ",
@@ -592,6 +599,7 @@ int main(void)
 		T(test_bare_isolation_refused),
 		T(test_egress_allow_without_allowlist),
 		T(test_backend_name_mismatch),
+		T(test_two_entries_one_backend),
 		T(test_plugin_required),
 		T(test_backends_required),
 		T(test_selected_with_per_spec),
