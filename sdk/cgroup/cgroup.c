@@ -96,10 +96,17 @@ static msb_cgroup_member_dir *dir_for(msb_cgroup *cg, const msb_cgroup_mount *m,
 		msb_error_set(err, MSB_E_VALUE, "cgroups: more than %d hierarchies", MSB_CGROUP_MAX_DIRS);
 		return NULL;
 	}
-	if (make_dirs(m->path, parent, err))
-		return NULL;
-	if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-		msb_error_set_errno(err, MSB_E_OS, errno, "cgroups: cannot create %s", path);
+	/* A parent another process removes while empty, between our two mkdirs, is made again. */
+	int made = -1;
+	for (int attempt = 0; made != 0 && attempt < 5; attempt++) {
+		if (make_dirs(m->path, parent, err))
+			return NULL;
+		made = mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : errno;
+		if (made && made != ENOENT)
+			break;
+	}
+	if (made) {
+		msb_error_set_errno(err, MSB_E_OS, made, "cgroups: cannot create %s", path);
 		return NULL;
 	}
 	msb_cgroup_member_dir *d = &cg->dirs[cg->len++];
