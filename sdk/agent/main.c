@@ -164,8 +164,14 @@ static int listen_on(const char *path)
 	if (fd < 0)
 		die("socket: %s", strerror(errno));
 	unlink(path);
+	/*
+	 * Owner only: whoever can connect can run commands as the agent. The socket is made
+	 * before any privilege drop, so the host (its owner) keeps the only way in.
+	 */
+	mode_t old = umask(0177);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0)
-		die("cannot listen: %s", strerror(errno));
+		die("cannot listen on %s: %s", path, strerror(errno));
+	umask(old);
 	return fd;
 }
 

@@ -3,6 +3,7 @@
  *   connect PORT   exit 0 when a TCP connection to 127.0.0.1:PORT succeeds, 1 when refused
  *                  or unreachable (errno on stderr)
  *   alloc MIB      exit 0 when MIB MiB could be allocated and touched, 3 when refused
+ *   unix PATH      exit 0 when a connection to unix socket PATH succeeds, 1 otherwise
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int probe_connect(const char *port)
@@ -24,6 +26,19 @@ static int probe_connect(const char *port)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		fprintf(stderr, "connect: %s\n", strerror(errno));
+		return 1;
+	}
+	close(s);
+	return 0;
+}
+
+static int probe_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		fprintf(stderr, "unix: %s\n", strerror(errno));
 		return 1;
 	}
 	close(s);
@@ -47,8 +62,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "connect"))
 		return probe_connect(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "unix"))
+		return probe_unix(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "alloc"))
 		return probe_alloc(argv[2]);
-	fprintf(stderr, "usage: process_helper connect PORT | alloc MIB\n");
+	fprintf(stderr, "usage: process_helper connect PORT | alloc MIB | unix PATH\n");
 	return 2;
 }

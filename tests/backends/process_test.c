@@ -547,6 +547,12 @@ static void test_limits_hold(void **state)
 		r = run(&f, h, 10, (const char *const[]){ "id", "-u", NULL });
 		assert_string_equal((char *)r.out.data, "65534\n");
 		msb_exec_result_free(&r);
+		/* The guest cannot reach its own supervisor's socket (owner only, root's). */
+		const char *sock = msb_driver_sandbox_box(h)->socket_path;
+		r = run(&f, h, 10, (const char *const[]){ HELPER, "unix", sock, NULL });
+		assert_int_equal(r.exit_code, 1);
+		assert_non_null(strstr((char *)r.err.data, "denied"));
+		msb_exec_result_free(&r);
 	}
 
 	/* Memory: a small allocation works, a big one is refused by RLIMIT_AS. */
