@@ -25,7 +25,16 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # run CMD…: stdout → $tmp/out, stderr → $tmp/err, status → $status
-run() { "$@" >"$tmp/out" 2>"$tmp/err"; status=$?; }
+# Under --json, stdout must be exactly one JSON object (checked where python3 is present).
+have_python=$(command -v python3 >/dev/null 2>&1 && echo yes)
+run() {
+	"$@" >"$tmp/out" 2>"$tmp/err"; status=$?
+	case " $* " in *" --json "*)
+		[ -n "$have_python" ] && ! python3 -c 'import json,sys; assert isinstance(json.load(sys.stdin), dict)' \
+			<"$tmp/out" 2>/dev/null && fail "not one JSON object from: $* -> $(cat "$tmp/out")"
+	esac
+	return 0
+}
 expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1 (stderr: $(cat "$tmp/err"))"; }
 expect_out() { grep -qF -- "$1" "$tmp/out" || fail "$2: stdout lacks '$1': $(cat "$tmp/out")"; }
 expect_err() { grep -qF -- "$1" "$tmp/err" || fail "$2: stderr lacks '$1': $(cat "$tmp/err")"; }
