@@ -27,6 +27,9 @@ typedef struct msb_cgroup_mounts {
 
 /* Read /proc/self/mountinfo (and each v2 mount's cgroup.controllers). */
 msb_errc msb_cgroup_mounts_read(msb_cgroup_mounts *out, msb_error *err);
+/* The same from another mountinfo file: how the detection is tested on layouts this
+ * machine does not have (pure v2, all v1). */
+msb_errc msb_cgroup_mounts_parse(const char *mountinfo, msb_cgroup_mounts *out, msb_error *err);
 /*
  * The mount carrying `controller`: a v1 hierarchy first (on a hybrid machine the controller
  * can only be there, because a controller bound to v1 is absent from v2), else v2. NULL

@@ -48,6 +48,29 @@ static void read_v2_controllers(msb_cgroup_mount *m)
 }
 
 /*
+ * A v1 mount's super options mix flags (rw, xattr, name=systemd, …) with the controllers it
+ * carries: keep only the words that are controller names.
+ */
+static void v1_controllers(const char *super, char *out, size_t n)
+{
+	static const char *const known[] = { "cpuset", "cpu", "cpuacct", "blkio", "io", "memory",
+					     "devices", "freezer", "net_cls", "perf_event",
+					     "net_prio", "hugetlb", "pids", "rdma", "misc" };
+	snprintf(out, n, ",");
+	char copy[512];
+	snprintf(copy, sizeof copy, "%s", super);
+	char *save = NULL;
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+			if (strcmp(w, known[i]) == 0 && strlen(out) + strlen(w) + 2 < n) {
+				strcat(out, w);
+				strcat(out, ",");
+			}
+		}
+	}
+}
+
+/*
  * One mountinfo line: "id parent maj:min root mountpoint opts [optional…] - fstype source
  * superopts". The optional fields vary in number, so the separator is searched for.
  */
@@ -75,21 +98,23 @@ static void parse_line(char *line, msb_cgroup_mounts *out)
 	if (v2) {
 		read_v2_controllers(m);
 	} else {
-		/* Super options mix flags (rw) and controllers; a stray flag matches no controller. */
-		if (snprintf(m->controllers, sizeof m->controllers, ",%s,", super) >=
-		    (int)sizeof m->controllers)
-			return;
+		v1_controllers(super, m->controllers, sizeof m->controllers);
 	}
 	out->len++;
 }
 
 msb_errc msb_cgroup_mounts_read(msb_cgroup_mounts *out, msb_error *err)
 {
+	return msb_cgroup_mounts_parse("/proc/self/mountinfo", out, err);
+}
+
+msb_errc msb_cgroup_mounts_parse(const char *mountinfo, msb_cgroup_mounts *out, msb_error *err)
+{
 	out->len = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	FILE *f = fopen(mountinfo, "re");
 	if (!f)
 		return msb_error_set_errno(err, MSB_E_OS, errno,
-					   "cgroups: cannot read /proc/self/mountinfo to find the mounted hierarchies");
+					   "cgroups: cannot read %s to find the mounted hierarchies", mountinfo);
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0)

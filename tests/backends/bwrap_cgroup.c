@@ -23,6 +23,7 @@
 
 #include <msb/cgroup.h>
 
+#include "cgroup_internal.h"
 #include "msb_test.h"
 
 static char name[64];
@@ -158,6 +159,101 @@ static void save_and_load_round_trip_and_refuse_tampering(void **state)
 	msb_error_clear(&err);
 }
 
+/* ---- detection, on synthetic layouts --------------------------------------------- */
+
+static char layout[64];
+
+static void write_file(const char *dir, const char *leaf, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, leaf);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void detect(const char *mountinfo_text, msb_cgroup_mounts *m)
+{
+	write_file(layout, "mountinfo", mountinfo_text);
+	char path[128];
+	snprintf(path, sizeof path, "%s/mountinfo", layout);
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_mounts_parse(path, m, &err), MSB_OK);
+}
+
+/* Pure v2: every controller is found on the one cgroup2 mount; no freezer hierarchy. */
+static void pure_v2_is_detected(void **state)
+{
+	(void)state;
+	char v2[128], text[512];
+	snprintf(v2, sizeof v2, "%s/v2", layout);
+	mkdir(v2, 0755);
+	write_file(v2, "cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma misc\n");
+	snprintf(text, sizeof text,
+		 "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		 "30 23 0:26 / %s rw,nosuid,nodev shared:4 - cgroup2 cgroup2 rw,nsdelegate\n", v2);
+	msb_cgroup_mounts m;
+	detect(text, &m);
+	assert_int_equal(m.len, 1);
+	const msb_cgroup_mount *mem = msb_cgroup_mounts_find(&m, "memory");
+	assert_non_null(mem);
+	assert_true(mem->v2);
+	assert_string_equal(mem->path, v2);
+	assert_ptr_equal(msb_cgroup_mounts_find(&m, "pids"), mem);
+	assert_ptr_equal(msb_cgroup_mounts_find(&m, "cpu"), mem);
+	assert_null(msb_cgroup_mounts_find(&m, "freezer"));
+	assert_ptr_equal(msb_cgroup_mounts_v2(&m), mem);
+}
+
+/* Hybrid (this machine's kind): controllers on v1, v2 holding hugetlb only; a combined
+ * cpu,cpuacct hierarchy; optional fields and an escaped space in a mount point. */
+static void hybrid_is_detected(void **state)
+{
+	(void)state;
+	char v2[128], text[1024];
+	snprintf(v2, sizeof v2, "%s/uni fied", layout);
+	mkdir(v2, 0755);
+	write_file(v2, "cgroup.controllers", "hugetlb\n");
+	char escaped[160];
+	snprintf(escaped, sizeof escaped, "%s/uni\\040fied", layout);
+	snprintf(text, sizeof text,
+		 "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:7 - cgroup cgroup rw,cpu,cpuacct\n"
+		 "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime master:1 shared:9 - cgroup cgroup rw,memory\n"
+		 "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+		 "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd\n"
+		 "41 31 0:38 / %s rw,relatime - cgroup2 cgroup2 rw\n", escaped);
+	msb_cgroup_mounts m;
+	detect(text, &m);
+	assert_int_equal(m.len, 5);
+	const msb_cgroup_mount *cpu = msb_cgroup_mounts_find(&m, "cpu");
+	assert_non_null(cpu);
+	assert_false(cpu->v2);
+	assert_string_equal(cpu->path, "/sys/fs/cgroup/cpu,cpuacct");
+	assert_ptr_equal(msb_cgroup_mounts_find(&m, "cpuacct"), cpu);
+	assert_string_equal(msb_cgroup_mounts_find(&m, "memory")->path, "/sys/fs/cgroup/memory");
+	assert_false(msb_cgroup_mounts_find(&m, "pids")->v2);
+	/* "rw" and "xattr" are flags, not controllers; "systemd" is a name, not one either. */
+	assert_null(msb_cgroup_mounts_find(&m, "xattr"));
+	assert_null(msb_cgroup_mounts_find(&m, "systemd"));
+	const msb_cgroup_mount *h = msb_cgroup_mounts_find(&m, "hugetlb");
+	assert_non_null(h);
+	assert_true(h->v2);
+	assert_string_equal(h->path, v2);
+	assert_null(msb_cgroup_mounts_find(&m, "freezer"));
+}
+
+/* Nothing mounted: every controller is absent (and a limit would be refused). */
+static void nothing_mounted_finds_nothing(void **state)
+{
+	(void)state;
+	msb_cgroup_mounts m;
+	detect("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n", &m);
+	assert_int_equal(m.len, 0);
+	assert_null(msb_cgroup_mounts_find(&m, "memory"));
+	assert_null(msb_cgroup_mounts_v2(&m));
+}
+
 static void bad_names_are_refused(void **state)
 {
 	(void)state;
@@ -174,9 +270,22 @@ static void bad_names_are_refused(void **state)
 
 int main(void)
 {
-	if (geteuid() != 0 || access("/proc/self/mountinfo", R_OK) != 0) {
-		printf("skip: creating cgroups needs root here\n");
-		return MSB_TEST_SKIP;
+	snprintf(layout, sizeof layout, "/tmp/msb-cgroup-layout-XXXXXX");
+	if (!mkdtemp(layout))
+		return 1;
+	const struct CMUnitTest detection[] = {
+		cmocka_unit_test(pure_v2_is_detected),
+		cmocka_unit_test(hybrid_is_detected),
+		cmocka_unit_test(nothing_mounted_finds_nothing),
+	};
+	int detect_failed = cmocka_run_group_tests(detection, NULL, NULL);
+	char rm[96];
+	snprintf(rm, sizeof rm, "rm -rf %s", layout);
+	if (system(rm) != 0)
+		detect_failed++;
+	if (geteuid() != 0) {
+		printf("skip: creating cgroups needs root here (detection cases ran)\n");
+		return detect_failed ? 1 : MSB_TEST_SKIP;
 	}
 	snprintf(name, sizeof name, "t-%ld", (long)getpid());
 	/* Orphans of the daemon case come back here to be reaped, not to a pid 1 that may not. */
@@ -197,5 +306,5 @@ int main(void)
 	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-	return failed;
+	return failed || detect_failed;
 }
