@@ -201,6 +201,13 @@ expect_out "passed over inprocess: SandboxCapabilityNotSupported" "route per_spe
 run "$msb" -c "$tmp/perspec.yaml" --json route coder; expect_status 0 "route per_spec --json"
 expect_out '"passed_over": [{"backend": "inprocess", "error": "SandboxCapabilityNotSupported"' "route --json passed over"
 run "$msb" -c "$tmp/perspec.yaml" route plain; expect_out "plain -> inprocess" "route per_spec first wins"
+# A backend below the floor under per_spec: kept, never routed to, warned about once.
+sed 's/min_isolation: none/min_isolation: container/' "$tmp/perspec.yaml" >"$tmp/floor.yaml"
+run "$msb" -c "$tmp/floor.yaml" route coder; expect_status 0 "per_spec above the floor"
+expect_out "passed over inprocess: SandboxBackendNotPermitted" "route names the floor refusal"
+run "$msb" -c "$tmp/floor.yaml" check; expect_err "msb: warning: " "check prints the router's warning"
+expect_err "inprocess" "the warning names the backend below the floor"
+run "$msb" -c "$tmp/floor.yaml" --json check; expect_out '"warnings": ["' "check --json carries the warning"
 
 # ---- exec ------------------------------------------------------------------------------
 run "$msb" -c "$cfg" exec shell --scope s --thread t -- uname -a; expect_status 0 "exec"
