@@ -3,7 +3,7 @@
  *
  * /dev/kvm's presence proves nothing: on a PVM host it exists and opens, and QEMU then
  * aborts setting an MSR or the guest kernel hangs. "auto" therefore boots the probe guest
- * (msb-qemu-init alone, told by msb.probe=1 to print a marker and power off) under KVM with
+ * (msb-qemu-init alone, told by msb_probe=1 to print a marker and power off) under KVM with
  * a hard bound, and uses KVM only when the marker arrives. The verdict is cached in the
  * state directory, so the probe's cost is paid once per host, not once per sandbox.
  */
@@ -35,7 +35,7 @@ static bool kvm_boots(const qemu_ctx *ctx, const char *state_dir)
 	snprintf(initrd, sizeof initrd, "%s/probe.cpio", state_dir);
 	if (qemu_guest_initramfs(ctx, NULL, initrd, NULL, 0, true, NULL) != MSB_OK)
 		return false;
-	char **argv = qemu_launch_argv(ctx, QEMU_ACCEL_KVM, state_dir, initrd, "msb.probe=1", false);
+	char **argv = qemu_launch_argv(ctx, QEMU_ACCEL_KVM, state_dir, initrd, "msb_probe=1", false);
 	int out[2];
 	if (!argv || pipe2(out, O_CLOEXEC) < 0) {
 		free(argv);

@@ -10,7 +10,11 @@
  *
  * Under TCG the guest kernel cannot calibrate its TSC against a PIT whose ticks arrive late
  * on a loaded host, and hangs at boot ("Marking TSC unstable"); TCG's TSC runs at the host's
- * rate, so the host's rate is handed over on the command line (tsc_early_khz).
+ * rate, so the host's rate is handed over on the command line (tsc_early_khz). Also under
+ * TCG only, the guest kernel's speculation mitigations are off: every one of them (page table
+ * isolation above all) turns into softmmu TLB flushes that make each system call dear, and
+ * they protect guest processes from each other inside a VM that holds one tenant — the
+ * boundary is the VM, which they do not touch.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,9 +60,12 @@ char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 	snprintf(kernel, sizeof kernel, "%s/vmlinuz", ctx->guest_dir);
 	char tsc[64] = "";
 	if (accel == QEMU_ACCEL_TCG && host_tsc_khz())
-		snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu tsc=reliable no_timer_check",
+		snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu tsc=reliable no_timer_check mitigations=off",
 			 host_tsc_khz());
-	snprintf(append, sizeof append, "console=ttyS0 quiet panic=-1%s%s%s", tsc,
+	/* MSB_QEMU_VERBOSE keeps the guest kernel's boot log (console.log), for diagnosis. */
+	const char *verbose = getenv("MSB_QEMU_VERBOSE");
+	snprintf(append, sizeof append, "console=ttyS0 %s panic=-1%s%s%s",
+		 verbose && *verbose ? "printk.time=1" : "quiet", tsc,
 		 extra_append ? " " : "", extra_append ? extra_append : "");
 	const char *a[MAX_ARGS];
 	size_t n = 0;

@@ -10,8 +10,9 @@
  * guest's init: when it exits (SHUTDOWN), the kernel panics, panic=-1 reboots, and QEMU's
  * -no-reboot turns that into QEMU exiting — disposal needs no guest cooperation beyond that.
  *
- * Booted with `msb.probe=1` on the kernel command line it prints MSB_QEMU_PROBE_MARKER and
- * powers off at once: the bounded KVM probe and the benchmark's bare-boot baseline.
+ * Booted with `msb_probe=1` on the kernel command line it prints MSB_QEMU_PROBE_MARKER and
+ * powers off at once (no dot in the name: the kernel keeps dotted parameters for modules
+ * and would never hand it to init): the bounded KVM probe and the benchmark's bare-boot baseline.
  *
  * Static, libc only. Every failure is printed to the console (the host keeps it in
  * console.log) and ends PID 1, so a broken guest fails its boot fast instead of hanging.
@@ -161,7 +162,7 @@ int main(int argc, char **argv)
 	/* Mounting over /proc, /sys and /dev is a guest's business only, never a host's. */
 	if (getpid() != 1)
 		die("refusing to run as pid %ld: this is a microVM guest's /init", (long)getpid());
-	if (getenv("msb.probe")) {
+	if (getenv("msb_probe")) {
 		fputs(MSB_QEMU_PROBE_MARKER "\n", stdout);
 		fflush(stdout);
 		reboot(RB_POWER_OFF);

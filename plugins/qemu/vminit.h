@@ -7,7 +7,7 @@
 
 /* The virtserialport's name: the guest finds the agent's port by it. */
 #define MSB_QEMU_PORT_NAME "msb.agent"
-/* What a guest booted with msb.probe=1 prints before powering off. */
+/* What a guest booted with msb_probe=1 prints before powering off. */
 #define MSB_QEMU_PROBE_MARKER "MSB-QEMU-PROBE-OK"
 
 #endif

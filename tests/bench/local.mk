@@ -47,3 +47,13 @@ tests_bench_bench_process_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_process_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_process_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
 	plugins/process/process.la
+
+# The qemu backend against a bare microVM boot to a marker, in one run.
+BENCHES += tests/bench/bench_qemu
+tests_bench_bench_qemu_SOURCES = tests/bench/bench_qemu.c \
+	plugins/qemu/qemu_launch.c plugins/qemu/qemu_guest.c plugins/qemu/qemu_accel.c \
+	plugins/qemu/initramfs.c
+tests_bench_bench_qemu_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_bench_bench_qemu_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+tests_bench_bench_qemu_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init

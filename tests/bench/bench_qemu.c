@@ -1,0 +1,196 @@
+/*
+ * bench_qemu.c — the qemu backend against the bare engine, in one run.
+ *
+ *   bare boot   QEMU with the backend's exact machine and kernel, booting an initramfs whose
+ *               /init (msb-qemu-init with msb_probe=1) prints a marker at once and powers
+ *               off: launch → marker seen. What any microVM on this host costs.
+ *   cold        acquire a new key + exec `true` + dispose, through the loaded plugin: the
+ *               same boot plus module loading, the agent, the relay and the power-off
+ *   warm        exec `true` in a live VM: relay round trip + fork/exec inside the guest
+ *   warm ping   a `stat_file` round trip: the channel alone, no process started
+ *
+ * Targets (issue 8): cold within 1.1x the bare boot; warm exec under 5 ms even under TCG.
+ * The accelerator is the backend's own choice (auto: the bounded KVM probe); the run says
+ * which it used.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../backends/qemu_fixture.h"
+#include "qemu_internal.h"
+#include "vminit.h"
+
+extern char **environ;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One bare boot to the marker; ms, or -1. */
+static double bare_boot(const qemu_ctx *ctx, qemu_accel accel, const char *initrd)
+{
+	char **argv = qemu_launch_argv(ctx, accel, "/nonexistent", initrd, "msb_probe=1", false);
+	int out[2];
+	if (!argv || pipe(out) < 0)
+		return -1;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addclose(&fa, out[0]);
+	double t0 = now_ms();
+	pid_t pid;
+	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0)
+		return -1;
+	posix_spawn_file_actions_destroy(&fa);
+	free(argv);
+	close(out[1]);
+	char buf[65536];
+	size_t len = 0;
+	double t = -1;
+	while (len < sizeof buf - 1) {
+		ssize_t r = read(out[0], buf + len, sizeof buf - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = '\0';
+		if (strstr(buf, MSB_QEMU_PROBE_MARKER)) {
+			t = now_ms() - t0;
+			break;
+		}
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(out[0]);
+	return t;
+}
+
+static msb_errc exec_true(qemu_fixture *fx, msb_sandbox_handle *h)
+{
+	const char *argv[] = { "true", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 30 };
+	msb_exec_result res = { 0 };
+	msb_errc rc = fx->ops->exec(h, &req, &res, NULL);
+	if (rc == MSB_OK && res.exit_code != 0)
+		rc = MSB_E_BACKEND;
+	msb_exec_result_free(&res);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 3;
+	char why[512];
+	if (!qemu_fixture_usable(why, sizeof why)) {
+		printf("bench_qemu: skipped: %s\n", why);
+		return 0;
+	}
+	qemu_fixture fx;
+	msb_error err = MSB_ERROR_INIT;
+	if (qemu_fixture_open(&fx, NULL, "memory: 256MiB\n", &err) != MSB_OK) {
+		fprintf(stderr, "bench_qemu: %s\n", msb_error_message(&err));
+		return 1;
+	}
+	msb_spec spec;
+	msb_spec_init(&spec, "bench");
+
+	/* The backend's accelerator verdict (the probe runs here on a fresh state dir). */
+	qemu_ctx ctx = { .guest_dir = (char *)qemu_fixture_guest(), .init_path = QEMU_INIT,
+			 .qemu = QEMU_BINARY, .memory = 256 * MSB_MIB, .accel = QEMU_ACCEL_AUTO };
+	double tp = now_ms();
+	qemu_accel accel = qemu_accel_resolve(&ctx, fx.state);
+	tp = now_ms() - tp;
+	char initrd[256];
+	snprintf(initrd, sizeof initrd, "%s/bare.cpio", fx.state);
+	if (qemu_guest_initramfs(&ctx, NULL, initrd, NULL, 0, true, &err) != MSB_OK) {
+		fprintf(stderr, "bench_qemu: %s\n", msb_error_message(&err));
+		return 1;
+	}
+	printf("accelerator: %s (auto probe + verdict: %.0f ms, once per state dir)\n",
+	       accel == QEMU_ACCEL_KVM ? "kvm" : "tcg", tp);
+
+	double bare[16], cold[16];
+	rounds = rounds < 1 ? 1 : rounds > 16 ? 16 : rounds;
+	for (int i = 0; i < rounds; i++) {
+		bare[i] = bare_boot(&ctx, accel, initrd);
+		char thread[32];
+		snprintf(thread, sizeof thread, "cold-%d", i);
+		msb_key key = { "bench", thread, "agent", "" };
+		msb_sandbox_handle *h = NULL;
+		double t0 = now_ms();
+		if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK || exec_true(&fx, h)) {
+			fprintf(stderr, "bench_qemu: cold: %s\n", msb_error_message(&err));
+			return 1;
+		}
+		double t1 = now_ms();
+		fx.ops->release(h);
+		msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+		if (fx.ops->dispose(fx.self, &key, &f)) {
+			fprintf(stderr, "bench_qemu: dispose: %s\n", f.detail);
+			return 1;
+		}
+		cold[i] = now_ms() - t0;
+		printf("  round %d: bare boot %.0f ms; msb acquire+exec %.0f ms, +dispose %.0f ms\n", i,
+		       bare[i], t1 - t0, cold[i]);
+	}
+	unlink(initrd);
+	double mb = median(bare, (size_t)rounds), mc = median(cold, (size_t)rounds);
+	printf("cold: bare boot to marker %.0f ms; msb acquire+exec+dispose %.0f ms; ratio %.2fx "
+	       "(target < 1.10x)\n", mb, mc, mc / mb);
+
+	msb_key key = { "bench", "warm", "agent", "" };
+	msb_sandbox_handle *h = NULL;
+	if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK) {
+		fprintf(stderr, "bench_qemu: warm: %s\n", msb_error_message(&err));
+		return 1;
+	}
+	enum { N = 200 };
+	static double w[N], s[N];
+	for (int i = 0; i < 10; i++)
+		exec_true(&fx, h);
+	for (int i = 0; i < N; i++) {
+		double t0 = now_ms();
+		if (exec_true(&fx, h))
+			return 1;
+		w[i] = now_ms() - t0;
+	}
+	for (int i = 0; i < N; i++) {
+		msb_entry e = { 0 };
+		bool found;
+		double t0 = now_ms();
+		fx.ops->stat_file(h, "nothing", spec.work_dir, &e, &found, NULL);
+		s[i] = now_ms() - t0;
+		free(e.path);
+	}
+	printf("warm: exec true round trip median %.2f ms (target < 5 ms); stat_file round trip "
+	       "median %.2f ms\n", median(w, N), median(s, N));
+	fx.ops->release(h);
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	fx.ops->dispose(fx.self, &key, &f);
+	msb_disposal_failure_free(&f);
+	qemu_fixture_close(&fx);
+	return qemu_fixture_leaks(&fx) ? 1 : 0;
+}
