@@ -31,7 +31,7 @@ static void usage(FILE *out)
 		"commands:\n",
 		MSB_SYSCONFDIR);
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nexit status: 0 ok, 1 refused or failed, 2 usage; exec and run-code exit with\n"
 		     "the guest's status (124 timed out, 125 msb failed before it). See msb(1).\n");
 }
