@@ -4,6 +4,7 @@
  * timeouts that kill the whole tree, output caps that truncate and say so), run_code, and
  * the agent's answers to a program that cannot start.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -211,6 +212,46 @@ static void test_queued_timeout(void **state)
 	msb_error_clear(&err);
 }
 
+typedef struct hold {
+	msb_agent_client *client;
+	msb_errc rc;
+} hold;
+
+static void *hold_stream(void *arg)
+{
+	hold *h = arg;
+	msb_exec_result res = { 0 };
+	h->rc = msb_agent_run_code(h->client, "sleep 1", 10, 0, &res, NULL);
+	msb_exec_result_free(&res);
+	return NULL;
+}
+
+/*
+ * One stream serves one request at a time, so a call waits for the one before it; a
+ * deadline that passes while it waits is SandboxQueuedTimeout, and its program never runs.
+ */
+static void test_queued_behind_another_call(void **state)
+{
+	ctx *c = *state;
+	hold h = { .client = c->client };
+	pthread_t t;
+	pthread_create(&t, NULL, hold_stream, &h);
+	fixture_sleep_ms(200);
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_run_code(c->client, "touch ran", 0.2, 0, &res, &err),
+			 MSB_E_QUEUED_TIMEOUT);
+	assert_non_null(strstr(msb_error_message(&err), "run_code"));
+	msb_error_clear(&err);
+	pthread_join(t, NULL);
+	assert_int_equal(h.rc, MSB_OK);
+	char path[160];
+	snprintf(path, sizeof path, "%s/ran", c->fx.work);
+	assert_int_not_equal(access(path, F_OK), 0);
+	/* The stream is still in step afterwards. */
+	assert_int_equal(msb_agent_ping(c->client, 5, NULL), MSB_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_run_code),
 		cmocka_unit_test(test_queued_timeout),
+		cmocka_unit_test(test_queued_behind_another_call),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -17,7 +17,7 @@ check_PROGRAMS += tests/backends/process_test tests/backends/process_helper
 TESTS += tests/backends/process_test
 tests_backends_process_test_SOURCES = tests/backends/process_test.c
 tests_backends_process_test_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
-tests_backends_process_test_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_process_test_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_backends_process_test_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/process/process.la tests/backends/process_helper
 tests_backends_process_helper_SOURCES = tests/backends/process_helper.c

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -393,6 +394,72 @@ static void test_two_processes_one_sandbox(void **state)
 	fixture_close(&f);
 }
 
+typedef struct racer {
+	fixture *f;
+	const msb_key *key;
+	pid_t agent;
+} racer;
+
+static void *race_acquire(void *arg)
+{
+	racer *r = arg;
+	msb_sandbox_handle *h = NULL;
+	if (r->f->ops->acquire(r->f->inst, r->key, &r->f->spec, &h, NULL) == MSB_OK) {
+		r->agent = agent_pid(h);
+		r->f->ops->release(h);
+	}
+	return NULL;
+}
+
+static void test_threads_race_one_sandbox(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "threads", "t", "agent", "" };
+	racer r[4];
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++) {
+		r[i] = (racer){ .f = &f, .key = &key };
+		pthread_create(&t[i], NULL, race_acquire, &r[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	assert_true(r[0].agent > 0);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(r[i].agent, r[0].agent);
+	msb_disposal_failure fl = { 0 };
+	assert_false(dispose_key(&f, &key, &fl));
+	fixture_close(&f);
+}
+
+/* An agent that died (killed from outside) is replaced by the next acquire, not reused. */
+static void test_dead_agent_restarted(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "restart", "t", "agent", "" };
+	msb_sandbox_handle *h = acquire(&f, &key);
+	pid_t first = agent_pid(h);
+	f.ops->release(h);
+	assert_int_equal(kill(first, SIGKILL), 0);
+	for (int i = 0; i < 400 && !pid_gone(first); i++)
+		sleep_ms(5);
+	h = acquire(&f, &key);
+	pid_t second = agent_pid(h);
+	assert_true(second > 0 && second != first);
+	msb_exec_result r = run(&f, h, 10, (const char *const[]){ "echo", "alive", NULL });
+	assert_string_equal((char *)r.out.data, "alive\n");
+	msb_exec_result_free(&r);
+	f.ops->release(h);
+	msb_disposal_failure fl = { 0 };
+	assert_false(dispose_key(&f, &key, &fl));
+	fixture_close(&f);
+}
+
 static void test_dispose_kills_escaped_daemon(void **state)
 {
 	cfg c;
@@ -668,7 +735,8 @@ static int group_teardown(void **state)
 	    msb_backend_open(plugin, &c.root, NULL, NULL, &b, NULL) == MSB_OK) {
 		const char *scopes[][2] = { { "ops", "t" }, { "shared", "t" }, { "daemon", "t" },
 					    { "scope-x", "thread-1" }, { "scope-x", "thread-2" },
-					    { "pinned", "t" }, { "egress", "t" }, { "limits", "t" } };
+					    { "pinned", "t" }, { "egress", "t" }, { "limits", "t" },
+					    { "threads", "t" }, { "restart", "t" } };
 		for (size_t i = 0; i < sizeof scopes / sizeof scopes[0]; i++) {
 			msb_scope_purge purge = { 0 };
 			msb_backend_ops(b)->dispose_scope(msb_backend_instance_of(b), scopes[i][0],
@@ -690,6 +758,8 @@ int main(void)
 		cmocka_unit_test(test_config_refused),
 		cmocka_unit_test(test_operations),
 		cmocka_unit_test(test_two_processes_one_sandbox),
+		cmocka_unit_test(test_threads_race_one_sandbox),
+		cmocka_unit_test(test_dead_agent_restarted),
 		cmocka_unit_test(test_dispose_kills_escaped_daemon),
 		cmocka_unit_test(test_dispose_scope_counts),
 		cmocka_unit_test(test_dispose_failure_is_reported),
