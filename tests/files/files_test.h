@@ -26,6 +26,11 @@ typedef struct files_scene {
 void files_scene_make(files_scene *s);
 /* Remove it all (never following links) and close root_fd. */
 void files_scene_remove(files_scene *s);
+/*
+ * A cmocka teardown: remove every scene a test made and did not remove — the test failed an
+ * assertion, which longjmps past its own cleanup. Every test making a scene uses it.
+ */
+int files_scene_teardown(void **state);
 /* Whether `outside` still holds exactly the sentinel file with its content. */
 bool files_outside_untouched(const files_scene *s);
 /* Write `text` to root-relative `rel`, plainly (test setup, not under test). */

@@ -451,10 +451,10 @@ static int run_group(const char *name, CMFixtureFunction setup)
 {
 	struct CMUnitTest tests[N_CASES + 3];
 	for (size_t i = 0; i < N_CASES; i++)
-		tests[i] = (struct CMUnitTest){ cases[i].name, run_case, NULL, NULL, (void *)&cases[i] };
-	tests[N_CASES] = (struct CMUnitTest)cmocka_unit_test(swap_between_calls);
-	tests[N_CASES + 1] = (struct CMUnitTest)cmocka_unit_test(write_replaces_atomically);
-	tests[N_CASES + 2] = (struct CMUnitTest)cmocka_unit_test(read_exact_cap);
+		tests[i] = (struct CMUnitTest){ cases[i].name, run_case, NULL, files_scene_teardown, (void *)&cases[i] };
+	tests[N_CASES] = (struct CMUnitTest)cmocka_unit_test_teardown(swap_between_calls, files_scene_teardown);
+	tests[N_CASES + 1] = (struct CMUnitTest)cmocka_unit_test_teardown(write_replaces_atomically, files_scene_teardown);
+	tests[N_CASES + 2] = (struct CMUnitTest)cmocka_unit_test_teardown(read_exact_cap, files_scene_teardown);
 	return _cmocka_run_group_tests(name, tests, N_CASES + 3, setup, NULL);
 }
 

@@ -162,7 +162,7 @@ static int world_down(void **state)
 	msb_loader_free(w->loader);
 	files_scene_remove(&w->s);
 	free(w);
-	return 0;
+	return files_scene_teardown(state);
 }
 
 /* Declare outputs on the world's spec: "path" LAND required; "?path" optional; "=path" CONSUME. */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -220,7 +221,9 @@ typedef struct flipper {
 static void *flip(void *arg)
 {
 	flipper *f = arg;
-	while (!atomic_load(&f->stop)) {
+	/* Bounded by itself too, so that a failed test (which never sets stop) ends it. */
+	time_t until = time(NULL) + 30;
+	while (!atomic_load(&f->stop) && time(NULL) < until) {
 		if (renameat2(f->s->root_fd, "p", f->s->root_fd, "q", RENAME_EXCHANGE) == 0)
 			atomic_fetch_add(&f->flips, 1);
 	}
@@ -303,12 +306,12 @@ static int run_group(const char *name, CMFixtureFunction setup)
 	struct CMUnitTest tests[N_SINK_CASES + 4];
 	size_t n = 0;
 	for (size_t i = 0; i < N_SINK_CASES; i++)
-		tests[n++] = (struct CMUnitTest){ sink_cases[i].name, run_sink_case, NULL, NULL,
+		tests[n++] = (struct CMUnitTest){ sink_cases[i].name, run_sink_case, NULL, files_scene_teardown,
 						  (void *)&sink_cases[i] };
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(lands_nested_with_display_and_handle);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(refuses_bad_template_and_missing_root);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(existing_refused_or_replaced);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(race_flipping_parent);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(lands_nested_with_display_and_handle, files_scene_teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(refuses_bad_template_and_missing_root, files_scene_teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(existing_refused_or_replaced, files_scene_teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(race_flipping_parent, files_scene_teardown);
 	return _cmocka_run_group_tests(name, tests, n, setup, NULL);
 }
 
