@@ -105,7 +105,8 @@ static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, 
 	return MSB_OK;
 }
 
-static int unix_socket(const char *path, bool listening)
+/* A connected unix socket to `path`, or -1 with errno. */
+static int connect_unix(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof sa.sun_path) {
@@ -114,15 +115,7 @@ static int unix_socket(const char *path, bool listening)
 	}
 	strcpy(sa.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (listening)
-		unlink(path);
-	int rc = listening ? bind(fd, (struct sockaddr *)&sa, sizeof sa)
-			   : connect(fd, (struct sockaddr *)&sa, sizeof sa);
-	if (rc == 0 && listening)
-		rc = listen(fd, 64);
-	if (rc != 0) {
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
@@ -131,88 +124,23 @@ static int unix_socket(const char *path, bool listening)
 	return fd;
 }
 
-/* Move `fd` to `to` in a child about to close everything else. */
-static void place_fd(int fd, int to)
-{
-	if (fd != to)
-		dup2(fd, to);
-}
-
-/*
- * Start the relay as a daemon of its own (double fork, own session), holding `vm` and
- * serving `listen_fd`. Returns its pid, or -1; `ready` gets its 'R'.
- */
-static pid_t spawn_relay(int listen_fd, int vm, int ready)
-{
-	int rep[2];
-	if (pipe2(rep, O_CLOEXEC) < 0)
-		return -1;
-	pid_t mid = fork();
-	if (mid < 0) {
-		close(rep[0]);
-		close(rep[1]);
-		return -1;
-	}
-	if (mid == 0) {
-		setsid();
-		pid_t relay = fork();
-		if (relay == 0) {
-			int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-			/* Slots above 2 that none of the fds being moved can occupy. */
-			int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10), v = fcntl(vm, F_DUPFD_CLOEXEC, 10),
-			    r = fcntl(ready, F_DUPFD_CLOEXEC, 10);
-			if (devnull < 0 || l < 0 || v < 0 || r < 0)
-				_exit(1);
-			place_fd(devnull, 0);
-			place_fd(devnull, 1);
-			place_fd(devnull, 2);
-			place_fd(l, 3);
-			place_fd(v, 4);
-			place_fd(r, 5);
-			close_range(6, ~0u, 0);
-			msb_qemu_relay_run(3, 4, 5);
-		}
-		ssize_t w = write(rep[1], &relay, sizeof relay);
-		(void)w;
-		_exit(0);
-	}
-	close(rep[1]);
-	pid_t relay = -1;
-	ssize_t n = read(rep[0], &relay, sizeof relay);
-	close(rep[0]);
-	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-		;
-	return n == (ssize_t)sizeof relay ? relay : -1;
-}
-
-/* Wait for the relay's verdict on the agent's HELLO. */
+/* Wait for the relay's verdict on the agent's HELLO; on failure say what the guest said. */
 static msb_errc await_ready(const qemu_ctx *ctx, const msb_driver_box *box, int ready,
 			    msb_error *err)
 {
-	int64_t deadline = msb_agent_now_ms() + (int64_t)(ctx->boot_timeout * 1000.0);
-	char c = 0;
-	for (;;) {
-		int64_t left = deadline - msb_agent_now_ms();
-		struct pollfd p = { .fd = ready, .events = POLLIN };
-		int n = left > 0 ? poll(&p, 1, (int)left) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n > 0 && read(ready, &c, 1) != 1)
-			c = 0;
-		break;
-	}
-	if (c == 'R')
+	int got = msb_qemu_relay_await(ready, ctx->boot_timeout);
+	if (got == 1)
 		return MSB_OK;
 	char *log = path_in(box->dir, "console.log");
 	char tail[600] = "";
 	if (log)
 		file_tail(log, tail, sizeof tail);
 	free(log);
-	return msb_error_set(err, c == 0 && msb_agent_now_ms() >= deadline ? MSB_E_TIMEOUT : MSB_E_BACKEND,
+	return msb_error_set(err, got < 0 ? MSB_E_TIMEOUT : MSB_E_BACKEND,
 			     "backend qemu: sandbox %s: the guest agent did not answer %s; "
 			     "guest console: %s", box->name,
-			     c == 0 && msb_agent_now_ms() >= deadline ? "within boot_timeout" :
-			     "(the VM's stream closed)", tail[0] ? tail : "(empty)");
+			     got < 0 ? "within boot_timeout" : "(the VM's stream closed)",
+			     tail[0] ? tail : "(empty)");
 }
 
 /* Read the pid QEMU wrote with -pidfile. */
@@ -261,9 +189,9 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 {
 	char *vm_path = path_in(box->dir, "vm.sock");
 	char *relay_pid_path = path_in(box->dir, "relay.pid");
-	int vm = vm_path ? unix_socket(vm_path, false) : -1;
+	int vm = vm_path ? connect_unix(vm_path) : -1;
 	int e = errno;
-	int lfd = vm >= 0 ? unix_socket(box->socket_path, true) : -1;
+	int lfd = vm >= 0 ? msb_qemu_relay_listen(box->socket_path) : -1;
 	int ready[2] = { -1, -1 };
 	msb_errc rc = MSB_OK;
 	if (vm < 0)
@@ -275,7 +203,7 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 					 "cannot listen on %s", box->name, box->socket_path);
 	else if (pipe2(ready, O_CLOEXEC) < 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: pipe");
-	pid_t relay = rc == MSB_OK ? spawn_relay(lfd, vm, ready[1]) : -1;
+	pid_t relay = rc == MSB_OK ? msb_qemu_relay_spawn(lfd, vm, vm, ready[1]) : -1;
 	if (rc == MSB_OK && relay <= 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
 					 "cannot start the relay", box->name);

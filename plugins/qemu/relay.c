@@ -10,13 +10,16 @@
 #include "relay.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/un.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <msb/agent.h>
@@ -99,28 +102,28 @@ static void header(uint16_t type, uint32_t id, size_t payload_len)
 }
 
 /* Read the guest's reply into `frame`; its total size, or 0 when the stream broke. */
-static size_t read_reply(int vm_fd)
+static size_t read_reply(int rfd)
 {
-	if (!read_all(vm_fd, frame, MSB_AGENT_HEADER_SIZE, -1))
+	if (!read_all(rfd, frame, MSB_AGENT_HEADER_SIZE, -1))
 		return 0;
 	uint64_t len = get_le(frame + 12, 4);
 	if (get_le(frame, 4) != MSB_AGENT_MAGIC || len > MSB_AGENT_MAX_PAYLOAD)
 		return 0;
-	if (!read_all(vm_fd, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, -1))
+	if (!read_all(rfd, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, -1))
 		return 0;
 	return MSB_AGENT_HEADER_SIZE + (size_t)len;
 }
 
 /* Greet the agent: true once it answered HELLO with MSB_OK. */
-static bool greet(int vm_fd)
+static bool greet(int rfd, int wfd)
 {
 	unsigned char v[4];
 	put_le(v, MSB_AGENT_PROTOCOL_VERSION, 4);
 	size_t end = field(MSB_AGENT_HEADER_SIZE, MSB_TAG_VERSION, v, 4);
 	header(MSB_AGENT_HELLO, 0, end - MSB_AGENT_HEADER_SIZE);
-	if (!write_all(vm_fd, frame, end))
+	if (!write_all(wfd, frame, end))
 		return false;
-	size_t n = read_reply(vm_fd);
+	size_t n = read_reply(rfd);
 	/* The reply opens with ERRC: tag 1, length 4, value 0. */
 	return n >= MSB_AGENT_HEADER_SIZE + 10 && get_le(frame + 16, 2) == MSB_TAG_ERRC &&
 	       get_le(frame + 18, 4) == 4 && get_le(frame + 22, 4) == MSB_OK;
@@ -146,7 +149,7 @@ static void refuse_version(int client, uint16_t type, uint32_t id, unsigned peer
  * Carry one request from `client` to the guest and its reply back. Returns false when the
  * client is done (closed, broke framing, or was refused); exits when the guest's stream broke.
  */
-static bool carry(int client, int vm_fd)
+static bool carry(int client, int rfd, int wfd)
 {
 	if (!read_all(client, frame, MSB_AGENT_HEADER_SIZE, CLIENT_STALL_MS))
 		return false;
@@ -160,21 +163,21 @@ static bool carry(int client, int vm_fd)
 	}
 	if (!read_all(client, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, CLIENT_STALL_MS))
 		return false;
-	if (!write_all(vm_fd, frame, MSB_AGENT_HEADER_SIZE + (size_t)len))
+	if (!write_all(wfd, frame, MSB_AGENT_HEADER_SIZE + (size_t)len))
 		_exit(0);
-	size_t n = read_reply(vm_fd);
+	size_t n = read_reply(rfd);
 	if (n == 0)
 		_exit(0);
 	/* The client may have given up waiting; the reply was drained either way. */
 	return write_all(client, frame, n);
 }
 
-void msb_qemu_relay_run(int listen_fd, int vm_fd, int ready_fd)
+void msb_qemu_relay_run(int listen_fd, int rfd, int wfd, int ready_fd)
 {
 	signal(SIGPIPE, SIG_IGN);
 	frame = mmap(NULL, MSB_AGENT_HEADER_SIZE + MSB_AGENT_MAX_PAYLOAD, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (frame == MAP_FAILED || !greet(vm_fd)) {
+	if (frame == MAP_FAILED || !greet(rfd, wfd)) {
 		ssize_t w = write(ready_fd, "F", 1);
 		(void)w;
 		_exit(1);
@@ -188,7 +191,7 @@ void msb_qemu_relay_run(int listen_fd, int vm_fd, int ready_fd)
 	for (;;) {
 		fds[0] = (struct pollfd){ .fd = listen_fd, .events = n_clients < MAX_CLIENTS ? POLLIN : 0 };
 		/* Nothing is in flight here: anything from the guest now means its stream ended. */
-		fds[1] = (struct pollfd){ .fd = vm_fd, .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = rfd, .events = POLLIN };
 		for (size_t i = 0; i < n_clients; i++)
 			fds[2 + i].events = POLLIN, fds[2 + i].revents = 0;
 		if (poll(fds, 2 + n_clients, -1) < 0) {
@@ -209,11 +212,102 @@ void msb_qemu_relay_run(int listen_fd, int vm_fd, int ready_fd)
 			if (!fds[2 + i].revents)
 				continue;
 			next = i + 1;
-			if (!carry(fds[2 + i].fd, vm_fd)) {
+			if (!carry(fds[2 + i].fd, rfd, wfd)) {
 				close(fds[2 + i].fd);
 				fds[2 + i] = fds[2 + --n_clients];
 			}
 			break;
 		}
 	}
+}
+
+/* Move `fd` to `to` in a child about to close everything else. */
+static void place_fd(int fd, int to)
+{
+	if (fd != to)
+		dup2(fd, to);
+}
+
+pid_t msb_qemu_relay_spawn(int listen_fd, int rfd, int wfd, int ready)
+{
+	int rep[2];
+	if (pipe2(rep, O_CLOEXEC) < 0)
+		return -1;
+	pid_t mid = fork();
+	if (mid < 0) {
+		close(rep[0]);
+		close(rep[1]);
+		return -1;
+	}
+	if (mid == 0) {
+		setsid();
+		pid_t relay = fork();
+		if (relay == 0) {
+			int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+			/* Slots above 2 that none of the fds being moved can occupy. */
+			int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10), i = fcntl(rfd, F_DUPFD_CLOEXEC, 10),
+			    o = fcntl(wfd, F_DUPFD_CLOEXEC, 10), r = fcntl(ready, F_DUPFD_CLOEXEC, 10);
+			if (devnull < 0 || l < 0 || i < 0 || o < 0 || r < 0)
+				_exit(1);
+			place_fd(devnull, 0);
+			place_fd(devnull, 1);
+			place_fd(devnull, 2);
+			place_fd(l, 3);
+			place_fd(i, 4);
+			place_fd(o, 5);
+			place_fd(r, 6);
+			close_range(7, ~0u, 0);
+			msb_qemu_relay_run(3, 4, 5, 6);
+		}
+		ssize_t w = write(rep[1], &relay, sizeof relay);
+		(void)w;
+		_exit(0);
+	}
+	close(rep[1]);
+	pid_t relay = -1;
+	ssize_t n = read(rep[0], &relay, sizeof relay);
+	close(rep[0]);
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)sizeof relay ? relay : -1;
+}
+
+
+int msb_qemu_relay_await(int ready, double timeout)
+{
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(timeout * 1000.0);
+	for (;;) {
+		int64_t left = deadline - msb_agent_now_ms();
+		if (left <= 0)
+			return -1;
+		struct pollfd p = { .fd = ready, .events = POLLIN };
+		int n = poll(&p, 1, (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			return -1;
+		char c = 0;
+		return n > 0 && read(ready, &c, 1) == 1 && c == 'R' ? 1 : 0;
+	}
+}
+
+int msb_qemu_relay_listen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof sa.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }

@@ -19,9 +19,23 @@
 /*
  * The relay's body. Runs in a forked child of a possibly multi-threaded host, so it uses
  * system calls only — no malloc, no stdio, no locks (its frame buffer is an mmap). It first
- * greets the agent through `vm_fd` and writes 'R' to `ready_fd` once the agent answered
- * (then closes it), then serves `listen_fd` until the VM's stream ends. Never returns.
+ * greets the agent through the stream (read `rfd`, write `wfd`: one socket twice for a VM,
+ * a pipe pair for a container's stdio) and writes 'R' to `ready_fd` once the agent answered
+ * (then closes it), then serves `listen_fd` until the stream ends. Never returns.
+ *
+ * The gvisor backend uses it too (its agent's channel is the container's stdin/stdout).
  */
-void msb_qemu_relay_run(int listen_fd, int vm_fd, int ready_fd) __attribute__((noreturn));
+void msb_qemu_relay_run(int listen_fd, int rfd, int wfd, int ready_fd) __attribute__((noreturn));
+
+/*
+ * Start the relay as a daemon of its own (double fork, own session: it must outlive the
+ * msb process) over `rfd`/`wfd`, serving `listen_fd`. Returns its pid, or -1. `ready` gets
+ * the relay's 'R' (agent answered) or 'F'. The caller keeps and closes its own copies.
+ */
+pid_t msb_qemu_relay_spawn(int listen_fd, int rfd, int wfd, int ready);
+/* Wait up to `timeout` s for the relay's word: 1 ready, 0 the stream closed, -1 timed out. */
+int msb_qemu_relay_await(int ready, double timeout);
+/* A listening unix socket at `path` (an old one there is replaced); -1 with errno. */
+int msb_qemu_relay_listen(const char *path);
 
 #endif
