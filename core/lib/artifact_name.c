@@ -20,7 +20,7 @@
 
 static msb_errc refuse(msb_error *err, const char *name, const char *why)
 {
-	return msb_error_set(err, MSB_E_VALUE, "artifact name '%s' %s", name, why);
+	return msb_error_set(err, MSB_E_ARTIFACT_NAME_INVALID, "artifact name '%s' %s", name, why);
 }
 
 static msb_errc check_segments(const char *name, msb_error *err)
@@ -43,7 +43,7 @@ static msb_errc check_segments(const char *name, msb_error *err)
 msb_errc msb_validate_artifact_name(const char *name, msb_error *err)
 {
 	if (!name || !name[0])
-		return msb_error_set(err, MSB_E_VALUE, "an artifact name must be a non-empty relative path");
+		return msb_error_set(err, MSB_E_ARTIFACT_NAME_INVALID, "an artifact name must be a non-empty relative path");
 	if (strchr(name, '\\'))
 		return refuse(err, name,
 			      "contains a backslash; the protocol has one path grammar and '\\' is not "
@@ -57,7 +57,7 @@ msb_errc msb_validate_artifact_name(const char *name, msb_error *err)
 		return rc;
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
 		if (*p < 0x20)
-			return msb_error_set(err, MSB_E_VALUE,
+			return msb_error_set(err, MSB_E_ARTIFACT_NAME_INVALID,
 					     "artifact name '%s' contains a control character (ASCII "
 					     "%u); no filesystem accepts one",
 					     name, (unsigned)*p);
@@ -67,7 +67,7 @@ msb_errc msb_validate_artifact_name(const char *name, msb_error *err)
 			      "is not valid UTF-8, the interchange form for every name crossing "
 			      "this boundary");
 	if (len > MSB_MAX_ARTIFACT_NAME_BYTES)
-		return msb_error_set(err, MSB_E_VALUE,
+		return msb_error_set(err, MSB_E_ARTIFACT_NAME_INVALID,
 				     "artifact name '%s' is %zu bytes of UTF-8, over the %d-byte ceiling",
 				     name, len, MSB_MAX_ARTIFACT_NAME_BYTES);
 	return MSB_OK;

@@ -79,9 +79,9 @@ static msb_errc check_sink(const msb_spec *spec, const item *items, size_t n,
 	if (!lands)
 		return MSB_OK;
 	if (!sink)
-		return msb_error_set(err, MSB_E_VALUE,
+		return msb_error_set(err, MSB_E_OUTPUT_SINK_REQUIRED,
 				     "the '%s' workload declares outputs that land and collect_outputs "
-				     "was given no output sink (SandboxOutputSinkRequired), so it cannot "
+				     "was given no output sink, so it cannot "
 				     "honour its own spec",
 				     spec->kind);
 	if (sink->struct_size < sizeof *sink || !sink->deliver)
@@ -177,7 +177,7 @@ static msb_errc stat_one(msb_sandbox *sandbox, const msb_spec *spec, item *it, t
 				     spec->kind, path);
 	}
 	if (kind != MSB_ENTRY_FILE)
-		return msb_error_set(err, MSB_E_VALUE,
+		return msb_error_set(err, MSB_E_OUTPUT_NOT_REGULAR,
 				     "declared output '%s' is a %s entry and only a regular file is ever "
 				     "read; a symlink is refused whatever its target, since that "
 				     "judgement would be made with the guest's filesystem in view",

@@ -47,6 +47,9 @@ static const char *const errc_names[MSB_E__COUNT] = {
 	[MSB_E_CONFIG] = "SandboxConfigInvalid",
 	[MSB_E_PROTOCOL] = "SandboxProtocolError",
 	[MSB_E_BACKEND] = "SandboxBackendError",
+	[MSB_E_ARTIFACT_NAME_INVALID] = "SandboxArtifactNameInvalid",
+	[MSB_E_OUTPUT_SINK_REQUIRED] = "SandboxOutputSinkRequired",
+	[MSB_E_OUTPUT_NOT_REGULAR] = "SandboxOutputNotRegular",
 };
 
 const char *msb_errc_name(msb_errc code)

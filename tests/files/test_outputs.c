@@ -49,7 +49,7 @@ static void names_refused_by_rule(void **state)
 	};
 	msb_error err = MSB_ERROR_INIT;
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		assert_int_equal(msb_validate_artifact_name(bad[i].name, &err), MSB_E_VALUE);
+		assert_int_equal(msb_validate_artifact_name(bad[i].name, &err), MSB_E_ARTIFACT_NAME_INVALID);
 		if (!strstr(msb_error_message(&err), bad[i].words))
 			print_error("'%s': '%s'\n", bad[i].name, msb_error_message(&err));
 		assert_non_null(strstr(msb_error_message(&err), bad[i].words));
@@ -57,7 +57,7 @@ static void names_refused_by_rule(void **state)
 	char longest[MSB_MAX_ARTIFACT_NAME_BYTES + 2];
 	memset(longest, 'a', sizeof longest - 1);
 	longest[sizeof longest - 1] = '\0';
-	assert_int_equal(msb_validate_artifact_name(longest, &err), MSB_E_VALUE);
+	assert_int_equal(msb_validate_artifact_name(longest, &err), MSB_E_ARTIFACT_NAME_INVALID);
 	assert_non_null(strstr(msb_error_message(&err), "256 bytes"));
 	longest[MSB_MAX_ARTIFACT_NAME_BYTES] = '\0';
 	assert_int_equal(msb_validate_artifact_name(longest, &err), MSB_OK);
@@ -303,14 +303,14 @@ static void declaration_refusals_reach_no_backend(void **state)
 	unlink(w->log);
 
 	declare(w, 2, (const char *const[]){ "ok.png", "../escape.png" });
-	assert_refused(collect(w, &out, &err), MSB_E_VALUE, &err, "'../escape.png'", "'..'");
+	assert_refused(collect(w, &out, &err), MSB_E_ARTIFACT_NAME_INVALID, &err, "'../escape.png'", "'..'");
 
 	declare(w, 1, (const char *const[]){ "ok.png" });
 	w->outs[0].name = "/abs.png";
-	assert_refused(collect(w, &out, &err), MSB_E_VALUE, &err, "'/abs.png'", "absolute");
+	assert_refused(collect(w, &out, &err), MSB_E_ARTIFACT_NAME_INVALID, &err, "'/abs.png'", "absolute");
 
 	declare(w, 1, (const char *const[]){ "Report.png" });
-	assert_refused(msb_collect_outputs(w->sandbox, &w->spec, NULL, NULL, &out, &err), MSB_E_VALUE, &err,
+	assert_refused(msb_collect_outputs(w->sandbox, &w->spec, NULL, NULL, &out, &err), MSB_E_OUTPUT_SINK_REQUIRED, &err,
 		       "no output sink", "diagram");
 
 	msb_collect_options o = MSB_COLLECT_OPTIONS_INIT;
@@ -366,9 +366,9 @@ static void stat_refusals_read_and_deliver_nothing(void **state)
 	declare(w, 2, (const char *const[]){ "one.txt", "unknown-size.bin" });
 	assert_refused(collect(w, &out, &err), MSB_E_OUTPUT_SIZE_UNKNOWN, &err, "'unknown-size.bin'", "size");
 	declare(w, 2, (const char *const[]){ "one.txt", "link.txt" });
-	assert_refused(collect(w, &out, &err), MSB_E_VALUE, &err, "'link.txt'", "symlink");
+	assert_refused(collect(w, &out, &err), MSB_E_OUTPUT_NOT_REGULAR, &err, "'link.txt'", "symlink");
 	declare(w, 2, (const char *const[]){ "one.txt", "adir" });
-	assert_refused(collect(w, &out, &err), MSB_E_VALUE, &err, "'adir'", "directory");
+	assert_refused(collect(w, &out, &err), MSB_E_OUTPUT_NOT_REGULAR, &err, "'adir'", "directory");
 	assert_int_equal(calls(w, "stat"), 8);
 	assert_int_equal(calls(w, "read"), 0);
 	assert_int_equal(landed_count(w), 0);

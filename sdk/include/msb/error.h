@@ -68,6 +68,10 @@ typedef enum msb_errc {
 	MSB_E_CONFIG,                   /* SandboxConfigInvalid: sandbox.yaml refused */
 	MSB_E_PROTOCOL,                 /* SandboxProtocolError: a guest agent peer refused */
 	MSB_E_BACKEND,                  /* SandboxBackendError: an engine failed */
+	/* Appended after 27.0's first cut: the seed's remaining output refusals. */
+	MSB_E_ARTIFACT_NAME_INVALID,    /* SandboxArtifactNameInvalid */
+	MSB_E_OUTPUT_SINK_REQUIRED,     /* SandboxOutputSinkRequired */
+	MSB_E_OUTPUT_NOT_REGULAR,       /* SandboxOutputNotRegular */
 	MSB_E__COUNT
 } msb_errc;
 
