@@ -13,8 +13,6 @@
 
 #include "kit.h"
 
-static msb_errc box_acquire_handle(conf_run *run, conf_box *box, msb_error *err);
-
 bool conf_has(const conf_run *run, msb_capability cap)
 {
 	return (run->decl->capabilities & MSB_BIT(cap)) != 0;
@@ -23,40 +21,30 @@ bool conf_has(const conf_run *run, msb_capability cap)
 /*
  * The kit plants links and looks for files through exec, so exec must first show it runs a
  * real program: a scripted fake answers `test -e` with whatever it was scripted to, and a
- * kit trusting it would report the fake's script rather than its files. Probed once a run
- * (printf of a nonce in a sandbox of its own); the exec suite judges exec itself regardless.
+ * kit trusting it would report the fake's script rather than its files. Asked once a run,
+ * in the first sandbox the question comes up in (printf of a nonce); the exec suite judges
+ * exec itself regardless.
  */
-bool conf_exec_usable(conf_run *run)
+bool conf_exec_usable(conf_run *run, conf_box *box)
 {
 	if (run->exec_probe)
 		return run->exec_probe > 0;
-	run->exec_probe = -1;
-	if (!conf_has(run, MSB_CAP_EXEC) || !run->ops->exec)
+	if (!conf_has(run, MSB_CAP_EXEC) || !run->ops->exec) {
+		run->exec_probe = -1;
 		return false;
-	conf_box probe = { 0 };
-	snprintf(probe.thread, sizeof(probe.thread), "%s-probe", run->run_id);
-	probe.key = (msb_key){ "conformance", probe.thread, "conformance", "" };
-	msb_spec_init(&probe.spec, "conformance");
-	if (run->opts->image)
-		probe.spec.image = run->opts->image;
-	probe.spec.work_dir = run->work_dir;
-	probe.spec.egress = run->egress;
-	probe.spec.requires = run->decl->capabilities;
-	if (box_acquire_handle(run, &probe, NULL) == MSB_OK && probe.handle) {
-		char nonce[96];
-		conf_unique(run, "probe", nonce, sizeof(nonce));
-		const char *argv[] = { "printf", "%s", nonce, NULL };
-		msb_exec_request req = { .argv = argv, .working_directory = run->work_dir, .timeout = 30 };
-		msb_exec_result res = { 0 };
-		if (run->ops->exec(probe.handle, &req, &res, NULL) == MSB_OK && res.exit_code == 0 &&
-		    res.out.len == strlen(nonce) && memcmp(res.out.data, nonce, res.out.len) == 0)
-			run->exec_probe = 1;
-		msb_exec_result_free(&res);
-		run->ops->release(probe.handle);
 	}
-	msb_disposal_failure f = { 0 };
-	run->ops->dispose(run->self, &probe.key, &f);
-	msb_disposal_failure_free(&f);
+	if (!box || !box->handle)
+		return false; /* undecided: asked again with a sandbox */
+	char nonce[96];
+	conf_unique(run, "probe", nonce, sizeof(nonce));
+	const char *argv[] = { "printf", "%s", nonce, NULL };
+	msb_exec_request req = { .argv = argv, .working_directory = run->work_dir, .timeout = 30 };
+	msb_exec_result res = { 0 };
+	run->exec_probe = -1;
+	if (run->ops->exec(box->handle, &req, &res, NULL) == MSB_OK && res.exit_code == 0 &&
+	    res.out.len == strlen(nonce) && memcmp(res.out.data, nonce, res.out.len) == 0)
+		run->exec_probe = 1;
+	msb_exec_result_free(&res);
 	return run->exec_probe > 0;
 }
 
@@ -230,7 +218,7 @@ bool conf_sh_ok(conf_run *run, conf_box *box, const char *wd, const char *what,
 
 int conf_exists(conf_run *run, conf_box *box, const char *rel)
 {
-	if (conf_exec_usable(run)) {
+	if (conf_exec_usable(run, box)) {
 		const char *args[] = { rel, NULL };
 		msb_exec_result res;
 		msb_error err = MSB_ERROR_INIT;
@@ -263,7 +251,7 @@ bool conf_plant(conf_run *run, conf_box *box, const char *rel, const char *text)
 		msb_error_clear(&err);
 		return rc == MSB_OK;
 	}
-	if (conf_exec_usable(run)) {
+	if (conf_exec_usable(run, box)) {
 		const char *args[] = { rel, text, NULL };
 		return conf_sh_ok(run, box, NULL, "a marker planted with exec",
 				  "mkdir -p \"$(dirname \"$1\")\" && printf %s \"$2\" > \"$1\"", args);

@@ -80,8 +80,11 @@ msb_errc conf_report_add(msb_conformance_report *report, const char *suite, cons
 
 /* ---- sandboxes (box.c) --------------------------------------------------------------- */
 bool conf_has(const conf_run *run, msb_capability cap);
-/* Whether exec is declared and really runs programs (so the kit may plant and look with it). */
-bool conf_exec_usable(conf_run *run);
+/*
+ * Whether exec is declared and really runs programs (so the kit may plant and look with it),
+ * probed once per run in `box`; false while undecided and no sandbox is given.
+ */
+bool conf_exec_usable(conf_run *run, conf_box *box);
 /*
  * Acquire a sandbox for a fresh conversation named `tag` (and call `call`, NULL for none,
  * at `scope`). On failure the case is failed naming the acquire and NULL is returned.

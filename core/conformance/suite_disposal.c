@@ -55,13 +55,13 @@ static void case_dispose_unknown_key(conf_run *run)
 
 static void case_failed_dispose_reported(conf_run *run)
 {
-	if (!conf_exec_usable(run)) {
-		conf_skip(run, "obstructing a delete needs an exec that runs real programs");
-		return;
-	}
 	conf_box *box = conf_box_acquire(run, "obstructed", NULL, MSB_SCOPE_CONVERSATION);
 	if (!box)
 		return;
+	if (!conf_exec_usable(run, box)) {
+		conf_skip(run, "obstructing a delete needs an exec that runs real programs");
+		return;
+	}
 	char dir[96], marker[200];
 	conf_unique(run, "obst", dir, sizeof(dir));
 	snprintf(marker, sizeof(marker), "%s/inner/marker", dir);

@@ -50,9 +50,9 @@ static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
 	return r;
 }
 
-static bool start_peer(conf_run *run, conf_peer *peer, const char *address)
+static bool start_peer(conf_run *run, conf_box *box, conf_peer *peer, const char *address)
 {
-	if (!conf_exec_usable(run)) {
+	if (!conf_exec_usable(run, box)) {
 		conf_skip(run, "exec is declared but did not run the kit's probe program, so no "
 			       "connection can be attempted from inside");
 		return false;
@@ -79,7 +79,7 @@ static void case_closed_reaches_nothing(conf_run *run)
 	if (!box)
 		return;
 	conf_peer peer;
-	if (!start_peer(run, &peer, "127.0.0.1"))
+	if (!start_peer(run, box, &peer, "127.0.0.1"))
 		return;
 	reach r = attempt(run, box, &peer);
 	if (r == REACH_NO_TOOL)
@@ -97,30 +97,31 @@ static void allowlist_case(conf_run *run, bool listed)
 		conf_not_applicable(run, "the backend does not declare the allowlist egress mode");
 		return;
 	}
-	conf_peer ok, other;
-	if (!start_peer(run, &ok, "127.0.0.1"))
+	static const char *const allow[] = { "127.0.0.1", NULL };
+	conf_box *box = conf_box_new(run, "allowlist", NULL, MSB_SCOPE_CONVERSATION);
+	if (!box)
 		return;
-	if (!start_peer(run, &other, "127.0.0.2")) {
+	box->spec.egress = MSB_EGRESS_ALLOWLIST;
+	box->spec.egress_allow = allow;
+	if (!conf_box_reacquire(run, box))
+		return;
+	conf_peer ok, other;
+	if (!start_peer(run, box, &ok, "127.0.0.1"))
+		return;
+	if (!start_peer(run, box, &other, "127.0.0.2")) {
 		conf_peer_stop(&ok);
 		return;
 	}
-	static const char *const allow[] = { "127.0.0.1", NULL };
-	conf_box *box = conf_box_new(run, "allowlist", NULL, MSB_SCOPE_CONVERSATION);
-	if (box) {
-		box->spec.egress = MSB_EGRESS_ALLOWLIST;
-		box->spec.egress_allow = allow;
-	}
-	if (box && conf_box_reacquire(run, box)) {
-		reach r = attempt(run, box, listed ? &ok : &other);
-		if (r == REACH_NO_TOOL)
-			conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
-		else if (listed && r == REACH_NO)
-			conf_fail(run, "the listed peer 127.0.0.1 to answer under egress_allow [127.0.0.1]",
-				  "the guest did not reach %s:%u", ok.address, ok.port);
-		else if (!listed && r == REACH_YES)
-			conf_fail(run, "a peer off the allowlist (127.0.0.2) unreachable",
-				  "the guest reached %s:%u", other.address, other.port);
-	}
+	reach r = attempt(run, box, listed ? &ok : &other);
+	if (r == REACH_NO_TOOL)
+		conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
+	else if (listed && r == REACH_NO)
+		conf_fail(run, "the listed peer 127.0.0.1 to answer under egress_allow [127.0.0.1]",
+			  "the guest did not reach %s:%u: the backend confines more than the spec asked",
+			  ok.address, ok.port);
+	else if (!listed && r == REACH_YES)
+		conf_fail(run, "a peer off the allowlist (127.0.0.2) unreachable",
+			  "the guest reached %s:%u", other.address, other.port);
 	conf_peer_stop(&ok);
 	conf_peer_stop(&other);
 }

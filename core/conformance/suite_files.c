@@ -50,7 +50,7 @@ static conf_box *planted(conf_run *run)
 	files_layout *l = layout(run);
 	if (!box || l->planted)
 		return box;
-	if (conf_exec_usable(run)) {
+	if (conf_exec_usable(run, box)) {
 		const char *args[] = { l->dir, NULL };
 		if (!conf_sh_ok(run, box, NULL, "the layout planted with exec",
 				"set -e; mkdir -p \"$1/sub\" \"$1-outdir\"; printf SECRET > \"$1-secret\"; "
@@ -103,7 +103,7 @@ static int exists(conf_run *run, conf_box *box, const char *rel)
 /* The content of `rel` under W0, read independently (exec cat, else read_file). */
 static bool content(conf_run *run, conf_box *box, const char *rel, msb_buf *out)
 {
-	if (conf_exec_usable(run)) {
+	if (conf_exec_usable(run, box)) {
 		const char *args[] = { rel, NULL };
 		msb_exec_result res;
 		msb_errc rc = conf_sh(run, box, NULL, "cat \"$1\"", args, T, &res, NULL);

@@ -45,6 +45,12 @@
 #define DEFECT_OPEN_EGRESS 8     /* declares closed, shares the host's network */
 #define DEFECT_TRUNCATE_READ 9   /* read_file truncates at max_bytes */
 #define DEFECT_NO_OUTPUT_CAP 10  /* ignores max_output */
+#define DEFECT_ALLOWLIST_OPEN 11 /* declares allowlist, lets everything through */
+#define DEFECT_ALLOWLIST_SHUT 12 /* declares allowlist, lets nothing through */
+
+/* The two allowlist defects are the only builds that declare allowlist at all: an honest
+ * allowlist needs a proxy this fixture does not have. */
+#define FIXTURE_ALLOWLIST (FIXTURE_DEFECT == DEFECT_ALLOWLIST_OPEN || FIXTURE_DEFECT == DEFECT_ALLOWLIST_SHUT)
 
 #ifndef FIXTURE_DEFECT
 #define FIXTURE_DEFECT DEFECT_NONE
@@ -70,6 +76,7 @@ struct msb_sandbox_handle {
 	msb_backend_instance *self;
 	char fs[DIR_MAX + 4];     /* host path of the guest's "/" */
 	char work_dir[GUEST_MAX]; /* guest path */
+	bool own_netns;           /* run commands in an empty network namespace */
 };
 
 /* ---- naming ------------------------------------------------------------------------- */
@@ -207,7 +214,9 @@ static msb_errc fx_init(const msb_node *config, const msb_host *host, msb_backen
 	self->netns = probe_netns();
 	/* Static: the loader reads these after init returns. */
 	static const char *const closed[] = { "closed", NULL }, *const none[] = { NULL };
-	self->decl.egress_modes = (self->netns || FIXTURE_DEFECT == DEFECT_OPEN_EGRESS) ? closed : none;
+	static const char *const both[] = { "closed", "allowlist", NULL };
+	self->decl.egress_modes = (self->netns || FIXTURE_DEFECT == DEFECT_OPEN_EGRESS)
+					  ? (FIXTURE_ALLOWLIST ? both : closed) : none;
 	*out = self;
 	return MSB_OK;
 }
@@ -269,6 +278,10 @@ static msb_errc fx_acquire(msb_backend_instance *self, const msb_key *key, const
 	snprintf(h->work_dir, sizeof(h->work_dir), "%s", spec->work_dir);
 	snprintf(work, sizeof(work), "%s%s", h->fs, spec->work_dir);
 	h->self = self;
+	if (spec->egress == MSB_EGRESS_ALLOWLIST)
+		h->own_netns = self->netns && FIXTURE_DEFECT == DEFECT_ALLOWLIST_SHUT;
+	else
+		h->own_netns = self->netns && FIXTURE_DEFECT != DEFECT_OPEN_EGRESS;
 	pthread_mutex_lock(&self->lock);
 	msb_errc rc = mkdirs_host(work, err);
 	snprintf(meta, sizeof(meta), "%s/meta", dir);
@@ -391,7 +404,7 @@ static msb_errc run_argv(msb_sandbox_handle *h, const char *const *argv, const c
 			strcat(joined, argv[i + 1] ? " " : "");
 		}
 	}
-	bool closed = h->self->netns && FIXTURE_DEFECT != DEFECT_OPEN_EGRESS;
+	bool closed = h->own_netns;
 	pid_t pid = fork();
 	if (pid == 0) {
 		setsid();
@@ -603,6 +616,12 @@ static msb_errc fx_reclaim(msb_sandbox_handle *h, const char *directory, const c
  */
 #ifdef FIXTURE_MINIMAL
 #define FIXTURE_DECLARATIONS { .egress_modes = MSB_WORDS("closed") }
+#elif FIXTURE_ALLOWLIST
+#define FIXTURE_DECLARATIONS                                                                    \
+	{                                                                                       \
+		.capabilities = MSB_WORDS("exec", "files_in"),                                  \
+		.egress_modes = MSB_WORDS("closed", "allowlist"),                               \
+	}
 #else
 #define FIXTURE_DECLARATIONS                                                                    \
 	{                                                                                       \

@@ -6,7 +6,8 @@
 CONF_FIXTURE_LDFLAGS = $(FIXTURE_LINKFLAGS)
 CONF_FIXTURE_LIBADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 
-check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minimal.la tests/conformance/conf_fake_run_code.la tests/conformance/conf_ignore_wd.la tests/conformance/conf_follow_symlink.la tests/conformance/conf_silent_dispose.la tests/conformance/conf_leak_calls.la tests/conformance/conf_join_argv.la tests/conformance/conf_kill_child_only.la tests/conformance/conf_open_egress.la tests/conformance/conf_truncate_read.la tests/conformance/conf_no_output_cap.la
+check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minimal.la tests/conformance/conf_fake_run_code.la tests/conformance/conf_ignore_wd.la tests/conformance/conf_follow_symlink.la tests/conformance/conf_silent_dispose.la tests/conformance/conf_leak_calls.la tests/conformance/conf_join_argv.la tests/conformance/conf_kill_child_only.la tests/conformance/conf_open_egress.la tests/conformance/conf_truncate_read.la tests/conformance/conf_no_output_cap.la \
+	tests/conformance/conf_allowlist_open.la tests/conformance/conf_allowlist_shut.la
 
 tests_conformance_conf_good_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_good_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_NONE -DFIXTURE_NAME=\"conf_good\"
@@ -68,6 +69,15 @@ tests_conformance_conf_no_output_cap_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFE
 tests_conformance_conf_no_output_cap_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
 tests_conformance_conf_no_output_cap_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
+tests_conformance_conf_allowlist_open_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_allowlist_open_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_ALLOWLIST_OPEN -DFIXTURE_NAME=\"conf_allowlist_open\"
+tests_conformance_conf_allowlist_open_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_allowlist_open_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_allowlist_shut_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_allowlist_shut_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_ALLOWLIST_SHUT -DFIXTURE_NAME=\"conf_allowlist_shut\"
+tests_conformance_conf_allowlist_shut_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_allowlist_shut_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
 check_PROGRAMS += tests/conformance/test_conformance
 TESTS += tests/conformance/test_conformance
