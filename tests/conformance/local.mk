@@ -87,8 +87,9 @@ tests_conformance_test_conformance_LDADD = core/conformance/libmsb-conformance.l
 	sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 
 # Every shipped plugin through `msb conformance` (skips a plugin whose engine is absent).
-TESTS += tests/conformance/run_all.sh
-EXTRA_DIST += tests/conformance/run_all.sh
+TESTS += tests/conformance/plugins_fast.sh tests/conformance/plugin_qemu.sh
+EXTRA_DIST += tests/conformance/run_all.sh tests/conformance/plugins_fast.sh \
+	tests/conformance/plugin_qemu.sh
 
 # doc/writing-a-backend.md's walkthrough, done literally against a temporary install.
 TESTS += tests/conformance/walkthrough.sh
