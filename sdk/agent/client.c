@@ -93,7 +93,14 @@ static msb_errc round_trip(msb_agent_client *c, const conn *cn, uint16_t type,
 	if (rc != MSB_OK)
 		return rc;
 	msb_agent_header h;
-	rc = msb_agent_frame_read(cn->rfd, deadline, &h, reply, NULL, err);
+	/*
+	 * On a shared stream, a reply to an earlier request that timed out on this side may
+	 * still arrive: it is recognised by its id and skipped, so the stream stays in step.
+	 */
+	do
+		rc = msb_agent_frame_read(cn->rfd, deadline, &h, reply, NULL, err);
+	while (rc == MSB_OK && !c->socket_path && h.version == MSB_AGENT_PROTOCOL_VERSION &&
+	       h.id != id && (h.type & MSB_AGENT_REPLY) && (int32_t)(id - h.id) > 0);
 	if (rc == MSB_E_TIMEOUT)
 		return msb_error_set(err, MSB_E_TIMEOUT,
 				     "agent protocol: the agent did not answer %s in time",
@@ -223,7 +230,11 @@ static msb_errc call(msb_agent_client *c, uint16_t type, const msb_buf *payload,
 		return queued ? queued_code : rc;
 	}
 	rc = round_trip(c, &cn, type, payload, deadline, reply, err);
-	/* A refusal by the agent leaves the stream in step; a transport failure does not. */
+	/*
+	 * A refusal by the agent leaves a connection in step; a transport failure does not, and
+	 * such a connection is closed rather than pooled (a shared stream cannot be replaced:
+	 * stale replies on it are skipped by id instead, see round_trip).
+	 */
 	bool in_step = rc == MSB_OK || (rc != MSB_E_PROTOCOL && rc != MSB_E_TIMEOUT &&
 					reply->len > 0);
 	conn_put(c, &cn, in_step);

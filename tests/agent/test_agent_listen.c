@@ -178,6 +178,46 @@ static void test_version_refused_by_client(void **state)
 	close(sv[1]);
 }
 
+/* A fake agent whose answer to the first ping comes late, after the client gave up. */
+static void *late_agent(void *arg)
+{
+	int fd = *(int *)arg;
+	for (int n = 0; n < 3; n++) {
+		msb_agent_header h;
+		msb_buf in = { 0 }, out = { 0 };
+		if (msb_agent_frame_read(fd, 0, &h, &in, NULL, NULL) != MSB_OK)
+			break;
+		if (n == 1)
+			fixture_sleep_ms(400);
+		msb_agent_put_u32(&out, MSB_TAG_ERRC, 0, NULL);
+		if (h.type == MSB_AGENT_HELLO)
+			msb_agent_put_u32(&out, MSB_TAG_VERSION, 1, NULL);
+		msb_agent_frame_write(fd, (uint16_t)(h.type | MSB_AGENT_REPLY), h.id, &out, NULL);
+		msb_buf_free(&in);
+		msb_buf_free(&out);
+	}
+	return NULL;
+}
+
+static void test_stream_skips_stale_reply(void **state)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pthread_t t;
+	pthread_create(&t, NULL, late_agent, &sv[1]);
+	msb_agent_client *client = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_client_open_fds(sv[0], sv[0], 5, &client, &err), MSB_OK);
+	assert_int_equal(msb_agent_ping(client, 0.1, &err), MSB_E_TIMEOUT);
+	assert_non_null(strstr(msb_error_message(&err), "ping"));
+	msb_error_clear(&err);
+	/* The late answer to the first ping arrives first, and is not taken for this one's. */
+	assert_int_equal(msb_agent_ping(client, 5, &err), MSB_OK);
+	msb_agent_client_close(client);
+	pthread_join(t, NULL);
+	close(sv[1]);
+}
+
 typedef struct slow_call {
 	msb_agent_client *client;
 	msb_exec_result res;
@@ -283,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_version_refused_by_agent),
 		cmocka_unit_test(test_hello_first_and_bad_frames),
 		cmocka_unit_test(test_version_refused_by_client),
+		cmocka_unit_test(test_stream_skips_stale_reply),
 		cmocka_unit_test(test_concurrent_requests),
 		cmocka_unit_test(test_files_through_alias),
 		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
