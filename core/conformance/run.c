@@ -157,6 +157,10 @@ msb_errc msb_conformance_run(msb_backend *backend, const msb_conformance_options
 	msb_errc rc = check_suite_names(opts, err);
 	if (rc != MSB_OK)
 		return rc;
+	if (opts->work_dir && opts->work_dir[0] != '/')
+		return msb_error_set(err, MSB_E_VALUE,
+				     "conformance: work_dir '%s' is not absolute (a spec's work_dir is a guest path)",
+				     opts->work_dir);
 	msb_conformance_report *report = calloc(1, sizeof(*report));
 	if (!report)
 		return msb_error_set(err, MSB_E_NOMEM, "conformance: out of memory");

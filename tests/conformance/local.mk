@@ -94,3 +94,7 @@ EXTRA_DIST += tests/conformance/run_all.sh tests/conformance/plugins_fast.sh \
 # doc/writing-a-backend.md's walkthrough, done literally against a temporary install.
 TESTS += tests/conformance/walkthrough.sh
 EXTRA_DIST += tests/conformance/walkthrough.sh
+
+# `msb conformance` as a command: statuses, --config, --suite, --json, --tap, refusals.
+TESTS += tests/conformance/cli.sh
+EXTRA_DIST += tests/conformance/cli.sh
