@@ -7,7 +7,10 @@ MSB_AGENT_PROTO_SOURCES = sdk/agent/proto.c sdk/agent/request.c
 
 sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/config.c \
+	sdk/agent/client_internal.h \
 	sdk/agent/client.c \
+	sdk/agent/client_run.c \
+	sdk/agent/client_files.c \
 	sdk/agent/sha256.h \
 	sdk/agent/sha256.c \
 	sdk/agent/driver_internal.h \

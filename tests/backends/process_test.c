@@ -603,6 +603,7 @@ static void test_limits_hold(void **state)
 	cfg_add(&c, "rlimit_as", "256MiB");
 	cfg_add(&c, "rlimit_fsize", "8MiB");
 	cfg_add(&c, "rlimit_cpu", "1");
+	cfg_add(&c, "rlimit_nofile", "40");
 	fixture f;
 	fixture_open(&f, &c);
 	msb_key key = { "limits", "t", "agent", "" };
@@ -621,6 +622,11 @@ static void test_limits_hold(void **state)
 		assert_non_null(strstr((char *)r.err.data, "denied"));
 		msb_exec_result_free(&r);
 	}
+
+	/* Open files: the limit the command sees is the configured one. */
+	r = run(&f, h, 10, (const char *const[]){ "sh", "-c", "ulimit -n", NULL });
+	assert_string_equal((char *)r.out.data, "40\n");
+	msb_exec_result_free(&r);
 
 	/* Memory: a small allocation works, a big one is refused by RLIMIT_AS. */
 	r = run(&f, h, 10, (const char *const[]){ HELPER, "alloc", "16", NULL });

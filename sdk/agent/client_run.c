@@ -1,0 +1,142 @@
+/*
+ * client_run.c — the agent client's program runs: exec and run_code, their deadlines, and
+ * the decoding of a run's result.
+ *
+ * The deadline is wall clock from the call. What is left of it when the request goes out
+ * is what the agent enforces; a deadline gone before then is SandboxQueuedTimeout (the
+ * program never started), and the reply is awaited for the deadline plus a grace in which
+ * the agent kills the tree and answers.
+ */
+#include <string.h>
+
+#include <msb/agent.h>
+
+#include "client_internal.h"
+
+static msb_errc parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb_error *err)
+{
+	msb_agent_reader r = { .data = reply->data, .len = reply->len };
+	uint32_t v;
+	for (;;) {
+		msb_agent_field f;
+		bool done;
+		msb_errc rc = msb_agent_reader_next(&r, &f, &done, err);
+		if (rc != MSB_OK || done)
+			return rc;
+		switch (f.tag) {
+		case MSB_TAG_EXIT_CODE:
+			rc = msb_agent_field_u32(&f, &v, err);
+			res->exit_code = (int)(int32_t)v;
+			break;
+		case MSB_TAG_SIGNAL:
+			rc = msb_agent_field_u32(&f, &v, err);
+			res->term_signal = (int)v;
+			break;
+		case MSB_TAG_FLAGS:
+			rc = msb_agent_field_u32(&f, &v, err);
+			res->timed_out = v & MSB_AGENT_F_TIMED_OUT;
+			res->out_truncated = v & MSB_AGENT_F_OUT_TRUNCATED;
+			res->err_truncated = v & MSB_AGENT_F_ERR_TRUNCATED;
+			break;
+		case MSB_TAG_STDOUT:
+			rc = msb_buf_append(&res->out, f.value, f.len, err);
+			break;
+		case MSB_TAG_STDERR:
+			rc = msb_buf_append(&res->err, f.value, f.len, err);
+			break;
+		default:
+			break;
+		}
+		if (rc != MSB_OK)
+			return rc;
+	}
+}
+
+/* Deadlines of a program run: queue bounded by the timeout, reply by timeout + grace. */
+static void run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64_t *timeout_ms)
+{
+	if (timeout <= 0) {
+		*queue = *reply = 0;
+		*timeout_ms = 0;
+		return;
+	}
+	*queue = msb_agent_deadline_after(timeout);
+	*reply = *queue + MSB_AGENT_EXEC_GRACE_MS;
+	*timeout_ms = (uint64_t)(timeout * 1000.0);
+	if (*timeout_ms == 0)
+		*timeout_ms = 1;
+}
+
+static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double timeout,
+		    int64_t queue, int64_t reply_deadline, msb_exec_result *res, msb_error *err)
+{
+	memset(res, 0, sizeof *res);
+	/* What is left of the deadline when the request goes out is what the agent enforces. */
+	if (timeout > 0) {
+		int64_t left = queue - msb_agent_now_ms();
+		if (left <= 0) {
+			msb_buf_free(payload);
+			return msb_error_set(err, MSB_E_QUEUED_TIMEOUT,
+					     "%s was not started: its %.3f s deadline passed before "
+					     "it reached the sandbox", msb_agent_type_name(type), timeout);
+		}
+		msb_errc rc = msb_agent_put_u64(payload, MSB_TAG_TIMEOUT_MS, (uint64_t)left, err);
+		if (rc != MSB_OK) {
+			msb_buf_free(payload);
+			return rc;
+		}
+	}
+	msb_buf reply = { 0 };
+	msb_errc rc = msb_agent_call(c, type, payload, queue, reply_deadline, MSB_E_QUEUED_TIMEOUT, &reply, err);
+	if (rc == MSB_OK)
+		rc = parse_exec_reply(&reply, res, err);
+	if (rc != MSB_OK)
+		msb_exec_result_free(res);
+	msb_buf_free(&reply);
+	msb_buf_free(payload);
+	return rc;
+}
+
+msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
+			const char *const *env, msb_exec_result *res, msb_error *err)
+{
+	int64_t queue, reply;
+	uint64_t timeout_ms;
+	run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
+	if (!req->argv || !req->argv[0])
+		return msb_error_set(err, MSB_E_VALUE, "exec refused: an empty argv");
+	msb_buf p = { 0 };
+	msb_errc rc = MSB_OK;
+	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
+		rc = msb_agent_put_str(&p, MSB_TAG_ARG, *a, err);
+	for (const char *const *e = env; rc == MSB_OK && e && *e; e++)
+		rc = msb_agent_put_str(&p, MSB_TAG_ENV, *e, err);
+	if (rc == MSB_OK && req->working_directory)
+		rc = msb_agent_put_str(&p, MSB_TAG_CWD, req->working_directory, err);
+	if (rc == MSB_OK && req->max_output)
+		rc = msb_agent_put_u64(&p, MSB_TAG_MAX_OUTPUT, req->max_output, err);
+	if (rc == MSB_OK && req->stdin_data)
+		rc = msb_agent_put(&p, MSB_TAG_STDIN, req->stdin_data, req->stdin_len, err);
+	if (rc != MSB_OK) {
+		msb_buf_free(&p);
+		return rc;
+	}
+	return run(c, MSB_AGENT_EXEC, &p, req->timeout, queue, reply, res, err);
+}
+
+msb_errc msb_agent_run_code(msb_agent_client *c, const char *code, double timeout,
+			    size_t max_output, msb_exec_result *res, msb_error *err)
+{
+	int64_t queue, reply;
+	uint64_t timeout_ms;
+	run_deadlines(timeout, &queue, &reply, &timeout_ms);
+	msb_buf p = { 0 };
+	msb_errc rc = msb_agent_put_str(&p, MSB_TAG_CODE, code, err);
+	if (rc == MSB_OK && max_output)
+		rc = msb_agent_put_u64(&p, MSB_TAG_MAX_OUTPUT, max_output, err);
+	if (rc != MSB_OK) {
+		msb_buf_free(&p);
+		return rc;
+	}
+	return run(c, MSB_AGENT_RUN_CODE, &p, timeout, queue, reply, res, err);
+}
