@@ -57,3 +57,10 @@ tests_bench_bench_qemu_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/qemu
 tests_bench_bench_qemu_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_qemu_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
 	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init
+
+BENCHES += tests/bench/bench_conformance
+tests_bench_bench_conformance_SOURCES = tests/bench/bench_conformance.c
+tests_bench_bench_conformance_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_conformance_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la sdk/libmsb-sdk.la
+EXTRA_tests_bench_bench_conformance_DEPENDENCIES = tests/conformance/conf_good.la \
+	plugins/process/process.la plugins/bwrap/bwrap.la sdk/agent/msb-agent
