@@ -43,6 +43,46 @@ static msb_errc mkdirs(const char *path, msb_error *err)
 	return MSB_OK;
 }
 
+/*
+ * Sockets that run commands live in the state directory, so nobody but this user (or
+ * root) may own it or its parent, and neither may be world-writable: a directory another
+ * local user pre-created under /tmp would otherwise hand them every sandbox. A
+ * world-writable parent is accepted only with the sticky bit (/tmp itself).
+ */
+static msb_errc check_owned(const char *dir, msb_error *err)
+{
+	char *parent = strdup(dir);
+	if (!parent)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	char *slash = strrchr(parent, '/');
+	if (slash == parent)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	const char *paths[2] = { dir, parent };
+	msb_errc rc = MSB_OK;
+	for (int i = 0; i < 2 && rc == MSB_OK; i++) {
+		struct stat st;
+		if (lstat(paths[i], &st) < 0)
+			rc = msb_error_set_errno(err, MSB_E_CONFIG, errno, "state directory %s", paths[i]);
+		else if (!S_ISDIR(st.st_mode))
+			rc = msb_error_set(err, MSB_E_CONFIG,
+					   "state directory refused: %s is not a directory (a link?)",
+					   paths[i]);
+		else if (st.st_uid != geteuid() && st.st_uid != 0)
+			rc = msb_error_set(err, MSB_E_CONFIG,
+					   "state directory refused: %s belongs to uid %ld, not to this "
+					   "user (%ld) or root", paths[i], (long)st.st_uid,
+					   (long)geteuid());
+		else if ((st.st_mode & 002) && !(i == 1 && (st.st_mode & S_ISVTX)))
+			rc = msb_error_set(err, MSB_E_CONFIG,
+					   "state directory refused: %s is writable by others",
+					   paths[i]);
+	}
+	free(parent);
+	return rc;
+}
+
 static char *default_state_dir(const char *backend)
 {
 	char buf[4096];
@@ -193,6 +233,8 @@ msb_errc driver_config_parse(msb_backend_instance *inst, const msb_node *config,
 		rc = read_run_code(inst, config, err);
 	if (rc == MSB_OK)
 		rc = mkdirs(inst->config.state_dir, err);
+	if (rc == MSB_OK)
+		rc = check_owned(inst->config.state_dir, err);
 	return rc;
 }
 

@@ -236,6 +236,20 @@ static void test_config_refused(void **state)
 	assert_int_equal(err.code, MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "rlimit_nprocs"));
 	msb_error_clear(&err);
+	/* A state directory another user could tamper with is refused. */
+	if (geteuid() == 0) {
+		char foreign[128], nested[160];
+		snprintf(foreign, sizeof foreign, "%s/foreign", state_dir);
+		snprintf(nested, sizeof nested, "%s/state", foreign);
+		assert_int_equal(mkdir(foreign, 0755), 0);
+		assert_int_equal(chown(foreign, 65534, 65534), 0);
+		cfg_init(&c);
+		c.vals[0].scalar = nested; /* state_dir */
+		assert_int_not_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
+		assert_int_equal(err.code, MSB_E_CONFIG);
+		assert_non_null(strstr(msb_error_message(&err), "belongs to uid 65534"));
+		msb_error_clear(&err);
+	}
 	/* The declarations are exactly what the driver implements, and os_process. */
 	assert_int_equal(msb_plugin_isolation(plugin), MSB_ISO_OS_PROCESS);
 	const msb_effective_declarations *d = msb_plugin_declarations(plugin);
