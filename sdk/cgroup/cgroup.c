@@ -312,20 +312,41 @@ msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err)
 	return MSB_OK;
 }
 
-int msb_cgroup_join_self(const msb_cgroup *cg)
+/* Write `text` (len bytes) to every directory's cgroup.procs; open/write/close only. */
+static int write_procs(const msb_cgroup *cg, const char *text, size_t len)
 {
 	for (size_t i = 0; i < cg->len; i++) {
 		int fd = open(cg->dirs[i].procs, O_WRONLY | O_CLOEXEC);
 		if (fd < 0)
 			return errno;
-		/* "0" is the writer itself, in v1 and v2 alike: no pid to format after a fork. */
-		ssize_t n = write(fd, "0", 1);
+		ssize_t n = write(fd, text, len);
 		int saved = errno;
 		close(fd);
-		if (n != 1)
+		if (n != (ssize_t)len)
 			return n < 0 ? saved : EIO;
 	}
 	return 0;
+}
+
+int msb_cgroup_join_self(const msb_cgroup *cg)
+{
+	/* "0" is the writer itself, in v1 and v2 alike: no pid to format after a fork. */
+	return write_procs(cg, "0", 1);
+}
+
+int msb_cgroup_attach(const msb_cgroup *cg, pid_t pid)
+{
+	if (pid <= 0)
+		return EINVAL;
+	/* Formatted by hand: snprintf is not async-signal-safe. */
+	char text[24];
+	size_t len = 0;
+	char rev[24];
+	for (unsigned long v = (unsigned long)pid; v; v /= 10)
+		rev[len++] = (char)('0' + v % 10);
+	for (size_t i = 0; i < len; i++)
+		text[i] = rev[len - 1 - i];
+	return write_procs(cg, text, len);
 }
 
 size_t msb_cgroup_count(const msb_cgroup *cg)

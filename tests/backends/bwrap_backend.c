@@ -417,6 +417,33 @@ static long count_procs(const char *procs)
 	return n;
 }
 
+/* Whether a member of `procs` is, in its own (innermost) pid namespace, pid `inner`. */
+static bool nspid_member(const char *procs, long inner)
+{
+	FILE *f = fopen(procs, "re");
+	if (!f)
+		return false;
+	long pid;
+	bool found = false;
+	while (!found && fscanf(f, "%ld", &pid) == 1) {
+		char path[64], line[256];
+		snprintf(path, sizeof path, "/proc/%ld/status", pid);
+		FILE *st = fopen(path, "re");
+		if (!st)
+			continue;
+		while (fgets(line, sizeof line, st)) {
+			if (strncmp(line, "NSpid:", 6) == 0) {
+				char *last = strrchr(line, '\t');
+				found = last && strtol(last + 1, NULL, 10) == inner && strchr(line + 6, '\t') != last;
+				break;
+			}
+		}
+		fclose(st);
+	}
+	fclose(f);
+	return found;
+}
+
 /* A daemon that leaves its session and process group is still killed at dispose. */
 static void escaped_daemon_dies_at_dispose(void **state)
 {
@@ -439,11 +466,20 @@ static void escaped_daemon_dies_at_dispose(void **state)
 	assert_true(ndirs > 0);
 	assert_true(pids_procs[0]);
 
-	msb_exec_result r = sh(h, 10, "setsid sh -c 'sleep 1000 & echo $!' > daemon.pid; sleep 0.2; cat daemon.pid");
+	msb_exec_result r = sh(h, 10, "setsid sh -c 'sleep 1000 & echo $!' > daemon.pid; sleep 0.2; "
+				      "cat daemon.pid; cat /proc/1/stat | cut -d' ' -f2; ls /proc | grep -c '^[0-9]'");
 	assert_int_equal(r.exit_code, 0);
+	long daemon = 0, inside = 0;
+	char init_comm[32] = "";
+	assert_int_equal(sscanf(out_of(&r), "%ld %31s %ld", &daemon, init_comm, &inside), 3);
 	msb_exec_result_free(&r);
+	assert_true(daemon > 1);
+	/* Every process of the sandbox's pid namespace is a member, the daemon and the
+	 * sandbox's init included: the cgroup was in place before anything ran. */
+	assert_true(nspid_member(pids_procs, 1));
+	assert_true(nspid_member(pids_procs, daemon));
 	long before = count_procs(pids_procs);
-	assert_true(before >= 3); /* keeper, bwrap, init, agent, and the daemon */
+	assert_true(before >= inside - 3); /* `ls`, `grep` and the shell have gone since */
 	pid_t bwrap_pid = msb_driver_read_live_pid(box);
 	assert_true(bwrap_pid > 0);
 	fx.ops->release(h);

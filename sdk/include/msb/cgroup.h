@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <msb/error.h>
 
@@ -55,6 +56,14 @@ msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err);
  * the errno of the first write that failed.
  */
 int msb_cgroup_join_self(const msb_cgroup *cg);
+
+/*
+ * Move process `pid` (the whole thread group) into every directory of `cg`, as
+ * msb_cgroup_join_self does for the caller: async-signal-safe, 0 or the first errno. Lets a
+ * supervisor move a child that is parked before running anything untrusted, so the
+ * migration (which can wait for an RCU grace period) overlaps the child's own start-up.
+ */
+int msb_cgroup_attach(const msb_cgroup *cg, pid_t pid);
 
 /* Whether any process is still a member (read from the first directory's cgroup.procs). */
 bool msb_cgroup_populated(const msb_cgroup *cg);
