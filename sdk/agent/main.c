@@ -246,6 +246,16 @@ static int serve_device(const options *o)
 int main(int argc, char **argv)
 {
 	options o = { .ready_fd = -1, .uid = -1, .gid = -1 };
+	/*
+	 * A closed 0, 1 or 2 would be reused by the first socket or pipe; fill it. (run.c copes
+	 * without, for a boundary that has no /dev/null yet.)
+	 */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0) {
+			int n = open("/dev/null", O_RDWR);
+			if (n > 2)
+				close(n);
+		}
 	parse_args(argc, argv, &o);
 	agent.supervisor = getpid();
 	signal(SIGPIPE, SIG_IGN);

@@ -119,8 +119,15 @@ static void child_exec(const run_spec *rs, char **env, int in, int out, int errf
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
-		child_fail(status, STAGE_EXEC);
+	/*
+	 * Lift the three pipe ends above 2 first: one of them may itself be 0, 1 or 2 (when the
+	 * agent was started with a standard fd closed), and dup2 onto itself would neither
+	 * clear its close-on-exec flag nor survive another end being moved onto it.
+	 */
+	int high[3] = { fcntl(in, F_DUPFD, 3), fcntl(out, F_DUPFD, 3), fcntl(errfd, F_DUPFD, 3) };
+	for (int fd = 0; fd < 3; fd++)
+		if (high[fd] < 0 || dup2(high[fd], fd) < 0)
+			child_fail(status, STAGE_EXEC);
 	if (chdir(rs->cwd) < 0)
 		child_fail(status, STAGE_CHDIR);
 	if (apply_rlimits() < 0)

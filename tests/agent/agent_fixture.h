@@ -23,6 +23,9 @@
 
 #define AGENT_BINARY MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
 
+/* Start the next agent with its standard fds closed, as some launchers leave them. */
+static int fixture_close_std;
+
 typedef struct agent_fixture {
 	char dir[64];      /* temporary directory: work/ and the socket live here */
 	char work[96];
@@ -114,6 +117,8 @@ static inline void fixture_start(agent_fixture *f, const char *mode, const char 
 		for (const char *const *e = extra; e && *e && n < 62; e++)
 			argv[n++] = *e;
 		argv[n] = NULL;
+		if (fixture_close_std)
+			close(0), close(1), close(2);
 		execv(AGENT_BINARY, (char *const *)argv);
 		perror("exec msb-agent");
 		_exit(127);

@@ -252,6 +252,31 @@ static void test_queued_behind_another_call(void **state)
 	assert_int_equal(msb_agent_ping(c->client, 5, NULL), MSB_OK);
 }
 
+/* An agent started with 0, 1 and 2 closed still gives each command its own three. */
+static void test_agent_started_without_std_fds(void **state)
+{
+	static const char *const extra[] = { "--run-code", "sh", NULL };
+	agent_fixture fx;
+	fixture_close_std = 1;
+	fixture_start(&fx, "--listen", extra);
+	fixture_close_std = 0;
+	msb_agent_client *client = NULL;
+	assert_int_equal(msb_agent_client_open_unix(fx.sock, 10, &client, NULL), MSB_OK);
+	const char *const argv[] = { "sh", "-c", "cat; echo err >&2", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10, .stdin_data = "in\n", .stdin_len = 3 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(msb_agent_exec(client, &req, NULL, &res, NULL), MSB_OK);
+	assert_string_equal((char *)res.out.data, "in\n");
+	assert_string_equal((char *)res.err.data, "err\n");
+	assert_int_equal(res.exit_code, 0);
+	msb_exec_result_free(&res);
+	assert_int_equal(msb_agent_run_code(client, "echo code", 10, 0, &res, NULL), MSB_OK);
+	assert_string_equal((char *)res.out.data, "code\n");
+	msb_exec_result_free(&res);
+	msb_agent_client_close(client);
+	fixture_stop(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_run_code),
 		cmocka_unit_test(test_queued_timeout),
 		cmocka_unit_test(test_queued_behind_another_call),
+		cmocka_unit_test(test_agent_started_without_std_fds),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
