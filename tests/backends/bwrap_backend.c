@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -492,6 +493,73 @@ static void escaped_daemon_dies_at_dispose(void **state)
 	assert_true(bwrap_pid_gone(bwrap_pid));
 }
 
+/* Timeouts kill the whole tree, wall-clock; output caps truncate and say so. */
+static void timeout_and_output_cap(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("limits", NULL);
+	const char *argv[] = { "sh", "-c", "sleep 30 & sleep 30", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 0.5 };
+	msb_exec_result r = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(fx.ops->exec(h, &req, &r, &err), MSB_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(r.timed_out);
+	assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 5.0);
+	msb_exec_result_free(&r);
+	/* Neither sleeper survived the timeout. */
+	r = sh(h, 10, "for i in 1 2 3 4 5 6 7 8 9 10; do "
+		      "n=$(ps -eo stat=,comm= | awk '$1 !~ /Z/ && $2 == \"sleep\"' | wc -l); "
+		      "[ $n = 0 ] && break; done; echo $n");
+	assert_string_equal(out_of(&r), "0\n");
+	msb_exec_result_free(&r);
+
+	const char *yes[] = { "sh", "-c", "yes | head -c 100000", NULL };
+	msb_exec_request capped = { .argv = yes, .timeout = 10, .max_output = 1000 };
+	assert_int_equal(fx.ops->exec(h, &capped, &r, &err), MSB_OK);
+	assert_true(r.out_truncated);
+	assert_int_equal(r.out.len, 1000);
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	dispose("limits", NULL);
+}
+
+/* A sandbox whose agent died is replaced on the next acquire, and nothing of it is left. */
+static void a_dead_sandbox_is_replaced(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("dies", NULL);
+	const msb_driver_box *box = msb_driver_sandbox_box(h);
+	char cgfile[512], first_dir[400] = "", kind[16];
+	snprintf(cgfile, sizeof cgfile, "%s/cgroup", box->dir);
+	FILE *f = fopen(cgfile, "re");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%15s %399s", kind, first_dir), 2);
+	fclose(f);
+	pid_t old = msb_driver_read_live_pid(box);
+	/* The agent is the init's only child; killing it ends the sandbox. */
+	const char *argv[] = { "sh", "-c", "kill -KILL $(cat /proc/1/task/1/children)", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 5 };
+	msb_exec_result r = { 0 };
+	fx.ops->exec(h, &req, &r, NULL);
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	for (int i = 0; i < 200 && !bwrap_pid_gone(old); i++)
+		usleep(10000);
+	assert_true(bwrap_pid_gone(old));
+
+	h = acquire("dies", NULL);
+	r = sh(h, 10, "echo again");
+	assert_string_equal(out_of(&r), "again\n");
+	msb_exec_result_free(&r);
+	assert_true(msb_driver_read_live_pid(msb_driver_sandbox_box(h)) != old);
+	fx.ops->release(h);
+	dispose("dies", NULL);
+	assert_int_equal(access(first_dir, F_OK), -1);
+}
+
 /* ---- disposal is truthful ---------------------------------------------------------- */
 
 /* Write "0" (the writer) into `procs`. */
@@ -656,6 +724,8 @@ int main(void)
 		cmocka_unit_test(memory_hog_is_killed),
 		cmocka_unit_test(ten_gigabytes_are_bounded),
 		cmocka_unit_test(escaped_daemon_dies_at_dispose),
+		cmocka_unit_test(timeout_and_output_cap),
+		cmocka_unit_test(a_dead_sandbox_is_replaced),
 		cmocka_unit_test(a_dispose_that_did_not_land_says_so),
 		cmocka_unit_test(unknown_image_is_refused),
 		cmocka_unit_test(configured_image_is_the_root),
@@ -663,7 +733,8 @@ int main(void)
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	/* A failed case returns early; its sandbox is disposed here, before the leak check. */
 	static const char *const threads[] = { "ops", "shared", "other", "calls", "ro", "net", "sys",
-					       "bomb", "hog", "disk", "daemon", "img", "tiny", "decoy" };
+					       "bomb", "hog", "disk", "daemon", "img", "tiny", "decoy",
+					       "limits", "dies" };
 	for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
 		msb_scope_purge purge = { 0 };
 		fx.ops->dispose_scope(fx.self, "test", threads[i], &purge);
