@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,26 +50,33 @@ static void path_in(char *out, size_t n, const msb_driver_box *box, const char *
 /*
  * bwrap resolves a --bind-fd source back to its path and opens that as the sandbox's user,
  * so that user must be able to traverse down to the box directory. Search permission alone
- * (o+x, never o+r) is added to the directories msb owns on the way; the work and socket
- * directories themselves stay 0700 and belong to the sandbox's user.
+ * (o+x, never o+r) is added to the state directory and the box directory, which msb made;
+ * a directory above the state directory is the operator's and is never changed: one that
+ * is not searchable is refused, naming it. The work and socket directories stay 0700 and
+ * belong to the sandbox's user.
  */
-static msb_errc make_traversable(const char *dir, msb_error *err)
+static msb_errc make_traversable(const msb_driver_box *box, long uid, msb_error *err)
 {
+	const char *state = box->config->state_dir;
+	size_t state_len = strlen(state);
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s", dir);
-	for (char *slash = path + strlen(path); slash > path; slash = strrchr(path, '/')) {
+	snprintf(path, sizeof path, "%s", box->dir);
+	for (char *slash = path + strlen(path); slash; slash = strrchr(path, '/')) {
 		*slash = '\0';
-		const char *p = path[0] ? path : "/";
+		if (slash == path)
+			break; /* "/" itself */
 		struct stat st;
-		if (stat(p, &st) != 0)
-			return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot stat %s", p);
+		if (stat(path, &st) != 0)
+			return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot stat %s", path);
 		if (st.st_mode & S_IXOTH)
 			continue;
-		if (st.st_uid != geteuid() || chmod(p, (st.st_mode & 07777) | S_IXOTH) != 0)
+		bool ours = strlen(path) >= state_len && strncmp(path, state, state_len) == 0;
+		if (!ours || st.st_uid != geteuid() || chmod(path, (st.st_mode & 07777) | S_IXOTH) != 0)
 			return msb_error_set(err, MSB_E_BACKEND,
-					     "bwrap: %s is not searchable by the sandbox's user and msb cannot "
-					     "make it so; choose a state_dir below searchable directories",
-					     p);
+					     "bwrap: %s is not searchable by the sandbox's user (uid %ld), which "
+					     "bwrap needs to bind the sandbox's directories; choose a state_dir "
+					     "below searchable directories",
+					     path, uid);
 	}
 	return MSB_OK;
 }
@@ -81,7 +89,7 @@ static msb_errc prepare_dirs(const bwrap_ctx *ctx, const msb_driver_box *box, ms
 	if (mkdir(run, 0700) != 0 && errno != EEXIST)
 		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create %s", run);
 	if (ctx->cfg.uid >= 0) {
-		msb_errc rc = make_traversable(box->work_dir, err);
+		msb_errc rc = make_traversable(box, ctx->cfg.uid, err);
 		if (rc)
 			return rc;
 		if (chmod(box->dir, 0711) != 0 ||

@@ -656,6 +656,40 @@ static void unknown_image_is_refused(void **state)
 	dispose("img", NULL);
 }
 
+/*
+ * A state directory below a directory the sandbox's user cannot search is refused, naming
+ * that directory, and the operator's directory is left as it was.
+ */
+static void unsearchable_state_parent_is_refused(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	char parent[64], state_dir[96];
+	snprintf(parent, sizeof parent, "/tmp/msb-bwrap-closed-XXXXXX");
+	assert_non_null(mkdtemp(parent)); /* 0700 */
+	snprintf(state_dir, sizeof state_dir, "%s/state", parent);
+	assert_int_equal(mkdir(state_dir, 0700), 0);
+	bwrap_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(bwrap_fixture_open(&mine, state_dir, "", &err), MSB_OK);
+	msb_key k = key_of("closed", NULL);
+	msb_sandbox_handle *h = NULL;
+	assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_E_BACKEND);
+	assert_non_null(strstr(msb_error_message(&err), parent));
+	assert_non_null(strstr(msb_error_message(&err), "not searchable"));
+	msb_error_clear(&err);
+	struct stat st;
+	assert_int_equal(stat(parent, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	msb_disposal_failure f = { 0 };
+	assert_false(mine.ops->dispose(mine.self, &k, &f));
+	msb_disposal_failure_free(&f);
+	bwrap_fixture_close(&mine);
+	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
+	rmdir(parent);
+}
+
 /* A configured image root: only its entries are there (no host /usr). */
 static char image_root[64];
 
@@ -728,6 +762,7 @@ int main(void)
 		cmocka_unit_test(a_dead_sandbox_is_replaced),
 		cmocka_unit_test(a_dispose_that_did_not_land_says_so),
 		cmocka_unit_test(unknown_image_is_refused),
+		cmocka_unit_test(unsearchable_state_parent_is_refused),
 		cmocka_unit_test(configured_image_is_the_root),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
