@@ -170,7 +170,7 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 	driver_key k;
 	driver_key_from(key, &k);
 	char name[36];
-	msb_driver_sandbox_name(key, spec->kind, name);
+	msb_driver_sandbox_name(inst->config.state_dir, key, spec->kind, name);
 	msb_errc rc = driver_paths_make(inst, name, &h->paths, err);
 	if (rc != MSB_OK) {
 		free(h);

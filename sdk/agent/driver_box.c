@@ -40,13 +40,15 @@ static void hash_field(msb_sha256 *s, const char *v)
 	msb_sha256_update(s, v, n);
 }
 
-void msb_driver_sandbox_name(const msb_key *key, const char *kind, char name[36])
+void msb_driver_sandbox_name(const char *state_dir, const msb_key *key, const char *kind,
+			     char name[36])
 {
 	driver_key k;
 	driver_key_from(key, &k);
 	msb_sha256 s;
 	msb_sha256_init(&s);
 	hash_field(&s, "msb-sandbox-v1");
+	hash_field(&s, state_dir ? state_dir : "");
 	for (int i = 0; i < 4; i++)
 		hash_field(&s, k.field[i]);
 	hash_field(&s, kind ? kind : "");

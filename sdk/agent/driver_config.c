@@ -83,6 +83,27 @@ static msb_errc check_owned(const char *dir, msb_error *err)
 	return rc;
 }
 
+/*
+ * The state directory is part of every sandbox's name (msb/driver.h), so two configs that
+ * spell one directory differently ("/run/msb//x", a symlinked parent) must still name a
+ * key's sandbox alike: the name is taken over the resolved path.
+ */
+static msb_errc canonical_state_dir(msb_backend_instance *inst, msb_error *err)
+{
+	char *real = realpath(inst->config.state_dir, NULL);
+	if (!real)
+		return msb_error_set_errno(err, MSB_E_CONFIG, errno, "state directory %s",
+					   inst->config.state_dir);
+	free(inst->config.state_dir);
+	inst->config.state_dir = real;
+	if (strlen(real) > STATE_DIR_MAX)
+		return msb_error_set(err, MSB_E_CONFIG,
+				     "backend %s: state_dir %s is %zu bytes; a sandbox's socket under it "
+				     "would not fit a unix socket address (at most %zu bytes)",
+				     inst->boundary.name, real, strlen(real), (size_t)STATE_DIR_MAX);
+	return MSB_OK;
+}
+
 static char *default_state_dir(const char *backend)
 {
 	char buf[4096];
@@ -235,6 +256,8 @@ msb_errc driver_config_parse(msb_backend_instance *inst, const msb_node *config,
 		rc = mkdirs(inst->config.state_dir, err);
 	if (rc == MSB_OK)
 		rc = check_owned(inst->config.state_dir, err);
+	if (rc == MSB_OK)
+		rc = canonical_state_dir(inst, err);
 	return rc;
 }
 

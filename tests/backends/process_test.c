@@ -204,20 +204,24 @@ static void test_names(void **state)
 	msb_key a = { "s", "t", "d", "" }, b = { "s", "t", "d", "call-1" };
 	msb_key c = { "ab", "c", "", "" }, d = { "a", "bc", "", "" };
 	char na[36], nb[36], nc[36], nd[36], nk[36];
-	msb_driver_sandbox_name(&a, "default", na);
-	msb_driver_sandbox_name(&b, "default", nb);
-	msb_driver_sandbox_name(&c, "default", nc);
-	msb_driver_sandbox_name(&d, "default", nd);
-	msb_driver_sandbox_name(&a, "other", nk);
+	msb_driver_sandbox_name("/s", &a, "default", na);
+	msb_driver_sandbox_name("/s", &b, "default", nb);
+	msb_driver_sandbox_name("/s", &c, "default", nc);
+	msb_driver_sandbox_name("/s", &d, "default", nd);
+	msb_driver_sandbox_name("/s", &a, "other", nk);
 	assert_string_not_equal(na, nb);
 	assert_string_not_equal(nc, nd);
 	assert_string_not_equal(na, nk);
+	/* One key in two state directories: two names, so no engine-global id collides. */
+	char other_dir[36];
+	msb_driver_sandbox_name("/elsewhere", &a, "default", other_dir);
+	assert_string_not_equal(na, other_dir);
 	assert_int_equal(strlen(na), 35);
 	assert_memory_equal(na, "sb-", 3);
 	assert_int_equal(strspn(na + 3, "0123456789abcdef"), 32);
 	/* A key made of path syntax still names a plain hex directory. */
 	msb_key evil = { "../../etc", "/x", "..", "a/b" };
-	msb_driver_sandbox_name(&evil, "../k", na);
+	msb_driver_sandbox_name("/s", &evil, "../k", na);
 	assert_int_equal(strspn(na + 3, "0123456789abcdef"), 32);
 }
 

@@ -30,9 +30,12 @@
  *   <state_dir>/<name>/meta     scope, thread, agent_dir, call_id, kind (hex-encoded)
  *   <state_dir>/<name>/agent.sock, agent.pid ("pid starttime"), work/
  *
- * <name> is "sb-" + 32 hex digits of SHA-256 over the length-prefixed key fields and kind,
- * so two keys differing anywhere — including by a separator inside a field — never collide
- * in practice and never produce a path component the key's author chose.
+ * <name> is "sb-" + 32 hex digits of SHA-256 over the state directory and the
+ * length-prefixed key fields and kind, so two keys differing anywhere — including by a
+ * separator inside a field — never collide in practice and never produce a path component
+ * the key's author chose; and because the state directory is folded in, the name is unique
+ * on the host, fit to name the sandbox in an engine's global namespace (a runsc container
+ * id) where two configurations with different state directories may use the same keys.
  */
 #ifndef MSB_DRIVER_H
 #define MSB_DRIVER_H
@@ -127,8 +130,12 @@ msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, cons
 msb_errc msb_driver_write_pid(const msb_driver_box *box, pid_t pid, msb_error *err);
 /* The pid recorded for `box` when that process still exists (0 when none is). */
 pid_t msb_driver_read_live_pid(const msb_driver_box *box);
-/* A sandbox's name for (key, kind), written into name[36] ("sb-" + 32 hex + NUL). */
-void msb_driver_sandbox_name(const msb_key *key, const char *kind, char name[36]);
+/*
+ * A sandbox's name for (key, kind) in `state_dir`, written into name[36] ("sb-" + 32 hex +
+ * NUL): what box->name holds.
+ */
+void msb_driver_sandbox_name(const char *state_dir, const msb_key *key, const char *kind,
+			     char name[36]);
 
 /* The backend operations, with the contract's signatures. */
 void msb_driver_fini(msb_backend_instance *self);
