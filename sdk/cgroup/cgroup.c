@@ -208,8 +208,11 @@ static msb_errc add_kill_handle(msb_cgroup *cg, const msb_cgroup_mounts *mounts,
 	const msb_cgroup_mount *v2 = msb_cgroup_mounts_v2(mounts);
 	if (v2 && access(v2->path, W_OK) == 0)
 		return dir_for(cg, v2, parent, name, err) ? MSB_OK : err ? err->code : MSB_E_OS;
+	/* Neither writable (msb is not root, nothing delegated): no kill handle. Disposal then
+	 * relies on the engine's own teardown (bwrap's pid namespace), and any limit asked for
+	 * has already been refused above, never dropped. */
 	const msb_cgroup_mount *fz = msb_cgroup_mounts_find(mounts, "freezer");
-	if (fz && !fz->v2) {
+	if (fz && !fz->v2 && access(fz->path, W_OK) == 0) {
 		msb_cgroup_member_dir *d = dir_for(cg, fz, parent, name, err);
 		if (!d)
 			return err ? err->code : MSB_E_OS;
