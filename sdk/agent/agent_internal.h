@@ -27,9 +27,9 @@ extern agent_conf agent;
 
 /*
  * Serve one stream until the peer closes it or asks for SHUTDOWN (*shutdown set then).
- * Returns when the stream is done; errors are answered on the stream, never fatal.
+ * Returns how many frames it read; errors are answered on the stream, never fatal.
  */
-void agent_serve_stream(int rfd, int wfd, bool *shutdown);
+unsigned long agent_serve_stream(int rfd, int wfd, bool *shutdown);
 
 /* Run EXEC / RUN_CODE and append the result fields (after ERRC) to `reply`. */
 msb_errc agent_exec(const msb_agent_request *req, msb_buf *reply, msb_error *err);

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <msb/agent.h>
@@ -236,8 +237,13 @@ static int serve_device(const options *o)
 		int fd = open(o->device, O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
 			die("cannot open %s: %s", o->device, strerror(errno));
-		agent_serve_stream(fd, fd, &shutdown);
+		unsigned long frames = agent_serve_stream(fd, fd, &shutdown);
 		close(fd);
+		/* A port with no host on it reads as closed at once: do not spin on it. */
+		if (frames == 0) {
+			struct timespec ts = { 0, 100 * 1000000L };
+			nanosleep(&ts, NULL);
+		}
 	}
 	agent_kill_descendants();
 	return 0;

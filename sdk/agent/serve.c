@@ -104,8 +104,9 @@ static bool serve_one(int wfd, const msb_agent_header *h, const msb_buf *payload
 	return keep && !*shutdown;
 }
 
-void agent_serve_stream(int rfd, int wfd, bool *shutdown)
+unsigned long agent_serve_stream(int rfd, int wfd, bool *shutdown)
 {
+	unsigned long frames = 0;
 	bool greeted = false;
 	msb_buf payload = { 0 };
 	*shutdown = false;
@@ -121,6 +122,7 @@ void agent_serve_stream(int rfd, int wfd, bool *shutdown)
 			msb_error_clear(&e);
 			break;
 		}
+		frames++;
 		bool more = serve_one(wfd, &h, &payload, &greeted, shutdown);
 		/* No command is in flight between requests: reaping any child is safe here. */
 		agent_reap();
@@ -128,4 +130,5 @@ void agent_serve_stream(int rfd, int wfd, bool *shutdown)
 			break;
 	}
 	msb_buf_free(&payload);
+	return frames;
 }

@@ -25,6 +25,8 @@
 
 /* Start the next agent with its standard fds closed, as some launchers leave them. */
 static int fixture_close_std;
+/* The path --device mode serves (a pty's slave, standing in for a serial port). */
+static const char *fixture_device;
 
 typedef struct agent_fixture {
 	char dir[64];      /* temporary directory: work/ and the socket live here */
@@ -106,6 +108,8 @@ static inline void fixture_start(agent_fixture *f, const char *mode, const char 
 		if (sv[1] >= 0) {
 			dup2(51, 3);
 			argv[n++] = "3";
+		} else if (!strcmp(mode, "--device")) {
+			argv[n++] = fixture_device;
 		} else {
 			argv[n++] = f->sock;
 		}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/un.h>
+#include <termios.h>
 
 #include <cmocka.h>
 
@@ -218,6 +219,45 @@ static void test_stream_skips_stale_reply(void **state)
 	close(sv[1]);
 }
 
+/*
+ * --device: one stream on a character device, as a VM's virtio serial port is. A pty in
+ * raw mode stands in for it; its master is the host's end.
+ */
+static void test_device_mode(void **state)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	assert_true(master >= 0);
+	assert_int_equal(grantpt(master), 0);
+	assert_int_equal(unlockpt(master), 0);
+	char slave_path[64];
+	snprintf(slave_path, sizeof slave_path, "%s", ptsname(master));
+	/* Raw, so the line discipline passes binary frames untouched; held open meanwhile. */
+	int slave = open(slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	assert_true(slave >= 0);
+	struct termios t;
+	assert_int_equal(tcgetattr(slave, &t), 0);
+	cfmakeraw(&t);
+	assert_int_equal(tcsetattr(slave, TCSANOW, &t), 0);
+	agent_fixture fx;
+	fixture_device = slave_path;
+	fixture_start(&fx, "--device", NULL);
+	msb_agent_client *client = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_client_open_fds(master, master, 10, &client, &err), MSB_OK);
+	const char *const argv[] = { "printf", "%s", "a\001b", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(msb_agent_exec(client, &req, NULL, &res, &err), MSB_OK);
+	assert_int_equal(res.out.len, 3);
+	assert_memory_equal(res.out.data, "a\001b", 3);
+	msb_exec_result_free(&res);
+	assert_int_equal(msb_agent_write_file(client, "f", "\0\377", 2, fx.work, &err), MSB_OK);
+	assert_int_equal(msb_agent_shutdown(client, 5, &err), MSB_OK);
+	msb_agent_client_close(client);
+	close(slave);
+	fixture_stop(&fx);
+}
+
 typedef struct slow_call {
 	msb_agent_client *client;
 	msb_exec_result res;
@@ -324,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_hello_first_and_bad_frames),
 		cmocka_unit_test(test_version_refused_by_client),
 		cmocka_unit_test(test_stream_skips_stale_reply),
+		cmocka_unit_test(test_device_mode),
 		cmocka_unit_test(test_concurrent_requests),
 		cmocka_unit_test(test_files_through_alias),
 		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
