@@ -50,10 +50,11 @@ static void path_in(char *out, size_t n, const msb_driver_box *box, const char *
 /*
  * bwrap resolves a --bind-fd source back to its path and opens that as the sandbox's user,
  * so that user must be able to traverse down to the box directory. Search permission alone
- * (o+x, never o+r) is added to the state directory and the box directory, which msb made;
- * a directory above the state directory is the operator's and is never changed: one that
- * is not searchable is refused, naming it. The work and socket directories stay 0700 and
- * belong to the sandbox's user.
+ * (o+x, never o+r) is added to msb's own directories on the way: the state directory and
+ * below, and an ancestor named msb* (the driver's defaults, /run/msb and /var/lib/msb, are
+ * made 0700). Any other directory is the operator's and is never changed: one that is not
+ * searchable is refused, naming it. The work and socket directories stay 0700 and belong
+ * to the sandbox's user.
  */
 static msb_errc make_traversable(const msb_driver_box *box, long uid, msb_error *err)
 {
@@ -70,7 +71,9 @@ static msb_errc make_traversable(const msb_driver_box *box, long uid, msb_error 
 			return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot stat %s", path);
 		if (st.st_mode & S_IXOTH)
 			continue;
-		bool ours = strlen(path) >= state_len && strncmp(path, state, state_len) == 0;
+		const char *base = strrchr(path, '/') + 1;
+		bool ours = (strlen(path) >= state_len && strncmp(path, state, state_len) == 0) ||
+			    strncmp(base, "msb", 3) == 0;
 		if (!ours || st.st_uid != geteuid() || chmod(path, (st.st_mode & 07777) | S_IXOTH) != 0)
 			return msb_error_set(err, MSB_E_BACKEND,
 					     "bwrap: %s is not searchable by the sandbox's user (uid %ld), which "

@@ -666,7 +666,7 @@ static void unsearchable_state_parent_is_refused(void **state)
 	if (geteuid() != 0)
 		skip();
 	char parent[64], state_dir[96];
-	snprintf(parent, sizeof parent, "/tmp/msb-bwrap-closed-XXXXXX");
+	snprintf(parent, sizeof parent, "/tmp/operator-closed-XXXXXX");
 	assert_non_null(mkdtemp(parent)); /* 0700 */
 	snprintf(state_dir, sizeof state_dir, "%s/state", parent);
 	assert_int_equal(mkdir(state_dir, 0700), 0);
