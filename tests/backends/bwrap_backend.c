@@ -315,6 +315,26 @@ static void blocked_syscalls_and_no_capabilities(void **state)
 }
 
 /*
+ * Nothing of the host leaks in through a file descriptor: bwrap's init and the agent hold
+ * no directory (a directory fd from outside the root is a classic way out: openat(fd, "..")),
+ * and the host log they write to cannot be reopened from inside.
+ */
+static void no_host_descriptors_inside(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire("fds", NULL);
+	msb_exec_result r = sh(h, 10, "n=0; for f in /proc/1/fd/* /proc/$(cat /proc/1/task/1/children)/fd/*; do "
+				      "[ -d \"$f\" ] && echo \"dirfd $f\"; n=$((n+1)); done; echo \"fds $n\"; "
+				      "echo x 2>/dev/null >> /proc/1/fd/2 && echo reopened || echo denied");
+	assert_null(strstr(out_of(&r), "dirfd"));
+	assert_non_null(strstr(out_of(&r), "fds "));
+	assert_non_null(strstr(out_of(&r), "denied\n"));
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	dispose("fds", NULL);
+}
+
+/*
  * The guest replaces the agent's socket with a link to a host socket of the test's: the
  * host still reaches the real agent (its link is to the socket's inode), never the decoy.
  */
@@ -754,6 +774,7 @@ int main(void)
 		cmocka_unit_test(egress_is_closed),
 		cmocka_unit_test(blocked_syscalls_and_no_capabilities),
 		cmocka_unit_test(a_replaced_socket_does_not_redirect_the_host),
+		cmocka_unit_test(no_host_descriptors_inside),
 		cmocka_unit_test(fork_bomb_is_held),
 		cmocka_unit_test(memory_hog_is_killed),
 		cmocka_unit_test(ten_gigabytes_are_bounded),
@@ -769,7 +790,7 @@ int main(void)
 	/* A failed case returns early; its sandbox is disposed here, before the leak check. */
 	static const char *const threads[] = { "ops", "shared", "other", "calls", "ro", "net", "sys",
 					       "bomb", "hog", "disk", "daemon", "img", "tiny", "decoy",
-					       "limits", "dies" };
+					       "limits", "dies", "fds" };
 	for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
 		msb_scope_purge purge = { 0 };
 		fx.ops->dispose_scope(fx.self, "test", threads[i], &purge);
