@@ -323,7 +323,8 @@ static void no_host_descriptors_inside(void **state)
 {
 	(void)state;
 	msb_sandbox_handle *h = acquire("fds", NULL);
-	msb_exec_result r = sh(h, 10, "n=0; for f in /proc/1/fd/* /proc/$(cat /proc/1/task/1/children)/fd/*; do "
+	msb_exec_result r = sh(h, 10, "agent=$(tr -d ' ' < /proc/1/task/1/children); n=0; "
+				      "for f in /proc/1/fd/* /proc/$agent/fd/*; do "
 				      "[ -d \"$f\" ] && echo \"dirfd $f\"; n=$((n+1)); done; echo \"fds $n\"; "
 				      "echo x 2>/dev/null >> /proc/1/fd/2 && echo reopened || echo denied");
 	assert_null(strstr(out_of(&r), "dirfd"));
