@@ -267,3 +267,29 @@ void conf_not_applicable(conf_run *run, const char *reason)
 	run->verdict->reason = strdup(reason);
 	run->verdict->outcome = MSB_CONFORMANCE_NOT_APPLICABLE;
 }
+
+long conf_work_dir_entries(conf_run *run, conf_box *box, char *first, size_t size)
+{
+	long n = -1;
+	if (conf_has(run, MSB_CAP_FILES_LIST) && run->ops->list_dir) {
+		msb_entry_list l = { 0 };
+		if (run->ops->list_dir(box->handle, "", run->work_dir, &l, NULL) == MSB_OK) {
+			n = (long)l.len;
+			if (l.len)
+				snprintf(first, size, "%s", l.items[0].path);
+		}
+		msb_entry_list_free(&l);
+	} else if (conf_exec_usable(run, box)) {
+		msb_exec_result res;
+		if (conf_sh(run, box, NULL, "ls -A", NULL, 30, &res, NULL) == MSB_OK && res.exit_code == 0) {
+			n = 0;
+			for (size_t i = 0; i < res.out.len; i++)
+				n += res.out.data[i] == '\n';
+			if (res.out.len)
+				snprintf(first, size, "%.*s", (int)strcspn((const char *)res.out.data, "\n"),
+					 (const char *)res.out.data);
+		}
+		msb_exec_result_free(&res);
+	}
+	return n;
+}

@@ -99,6 +99,11 @@ conf_box *conf_box_new(conf_run *run, const char *tag, const char *call, msb_sco
  * stat_file: 1, 0, or -1 when nothing declared can tell.
  */
 int conf_exists(conf_run *run, conf_box *box, const char *rel);
+/*
+ * How many entries the work dir holds (list_dir when declared, else exec `ls -A`), the first
+ * one named in `first`; -1 when nothing declared can tell.
+ */
+long conf_work_dir_entries(conf_run *run, conf_box *box, char *first, size_t size);
 /* Write `text` to `rel` under the work dir (write_file, else exec); false after deciding the case. */
 bool conf_plant(conf_run *run, conf_box *box, const char *rel, const char *text);
 /* The case does not apply to what the backend declares. */

@@ -20,9 +20,10 @@ static void case_dispose_leaves_nothing(conf_run *run)
 	conf_box *box = conf_box_acquire(run, "dispose", NULL, MSB_SCOPE_CONVERSATION);
 	if (!box)
 		return;
-	char marker[96];
+	char marker[96], nested[200];
 	conf_unique(run, "before", marker, sizeof(marker));
-	if (!conf_plant(run, box, marker, "before dispose"))
+	snprintf(nested, sizeof(nested), "%s-dir/deeper/file", marker);
+	if (!conf_plant(run, box, marker, "before dispose") || !conf_plant(run, box, nested, "nested"))
 		return;
 	msb_disposal_failure f = { 0 };
 	bool reported = conf_box_dispose(run, box, &f);
@@ -32,12 +33,17 @@ static void case_dispose_leaves_nothing(conf_run *run)
 	msb_disposal_failure_free(&f);
 	if (conf_decided(run) || !conf_box_reacquire(run, box))
 		return;
-	int seen = conf_exists(run, box, marker);
-	if (seen < 0)
+	int seen = conf_exists(run, box, marker), seen_nested = conf_exists(run, box, nested);
+	char first[256] = "";
+	long entries = conf_work_dir_entries(run, box, first, sizeof(first));
+	if (seen < 0 || seen_nested < 0)
 		conf_skip(run, "nothing declared (exec or files_out) can look for a file");
-	else if (seen)
+	else if (seen || seen_nested)
 		conf_fail(run, "the same key to acquire a fresh sandbox after dispose",
-			  "%s, written before dispose, is still there", marker);
+			  "%s, written before dispose, is still there", seen ? marker : nested);
+	else if (entries > 0)
+		conf_fail(run, "a fresh, empty work dir after dispose",
+			  "the work dir holds %ld entr%s (%s)", entries, entries == 1 ? "y" : "ies", first);
 }
 
 static void case_dispose_unknown_key(conf_run *run)

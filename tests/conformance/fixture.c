@@ -47,6 +47,8 @@
 #define DEFECT_NO_OUTPUT_CAP 10  /* ignores max_output */
 #define DEFECT_ALLOWLIST_OPEN 11 /* declares allowlist, lets everything through */
 #define DEFECT_ALLOWLIST_SHUT 12 /* declares allowlist, lets nothing through */
+#define DEFECT_SCOPE_MISCOUNT 13 /* dispose_scope deletes, then says it deleted nothing */
+#define DEFECT_SHALLOW_DISPOSE 14 /* dispose empties the work dir's files, leaves its directories */
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -301,10 +303,35 @@ static msb_errc fx_acquire(msb_backend_instance *self, const msb_key *key, const
 	return MSB_OK;
 }
 
+/* DEFECT_SHALLOW_DISPOSE: every file of the key's sandboxes goes, every directory stays. */
+static void delete_files_only(msb_backend_instance *self, const char *prefix)
+{
+	DIR *d = opendir(self->root);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		char dir[ROOT_MAX + 300];
+		snprintf(dir, sizeof(dir), "%s/%s/fs", self->root, e->d_name);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl("/usr/bin/find", "find", dir, "-type", "f", "-delete", (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+	if (d)
+		closedir(d);
+}
+
 static bool fx_dispose(msb_backend_instance *self, const msb_key *key, msb_disposal_failure *failure)
 {
 	char prefix[40];
 	snprintf(prefix, sizeof(prefix), "%016llx-", (unsigned long long)key_hash(key));
+	if (FIXTURE_DEFECT == DEFECT_SHALLOW_DISPOSE) {
+		delete_files_only(self, prefix);
+		return false; /* the lie: directories the workload made outlive the dispose */
+	}
 	bool failed = delete_where(self, prefix, NULL, NULL, NULL, failure);
 	if (FIXTURE_DEFECT == DEFECT_SILENT_DISPOSE && failed) {
 		msb_disposal_failure_free(failure);
@@ -318,6 +345,8 @@ static void fx_dispose_scope(msb_backend_instance *self, const char *scope, cons
 {
 	memset(purge, 0, sizeof(*purge));
 	purge->has_undisposed = delete_where(self, NULL, scope, thread_id, &purge->disposed, &purge->undisposed);
+	if (FIXTURE_DEFECT == DEFECT_SCOPE_MISCOUNT)
+		purge->disposed = 0; /* the lie: the count a caller reads is not what happened */
 }
 
 static void fx_release(msb_sandbox_handle *h)

@@ -7,7 +7,8 @@ CONF_FIXTURE_LDFLAGS = $(FIXTURE_LINKFLAGS)
 CONF_FIXTURE_LIBADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 
 check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minimal.la tests/conformance/conf_fake_run_code.la tests/conformance/conf_ignore_wd.la tests/conformance/conf_follow_symlink.la tests/conformance/conf_silent_dispose.la tests/conformance/conf_leak_calls.la tests/conformance/conf_join_argv.la tests/conformance/conf_kill_child_only.la tests/conformance/conf_open_egress.la tests/conformance/conf_truncate_read.la tests/conformance/conf_no_output_cap.la \
-	tests/conformance/conf_allowlist_open.la tests/conformance/conf_allowlist_shut.la
+	tests/conformance/conf_allowlist_open.la tests/conformance/conf_allowlist_shut.la \
+	tests/conformance/conf_scope_miscount.la tests/conformance/conf_shallow_dispose.la
 
 tests_conformance_conf_good_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_good_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_NONE -DFIXTURE_NAME=\"conf_good\"
@@ -78,6 +79,16 @@ tests_conformance_conf_allowlist_shut_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_allowlist_shut_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_ALLOWLIST_SHUT -DFIXTURE_NAME=\"conf_allowlist_shut\"
 tests_conformance_conf_allowlist_shut_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
 tests_conformance_conf_allowlist_shut_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_scope_miscount_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_scope_miscount_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_SCOPE_MISCOUNT -DFIXTURE_NAME=\"conf_scope_miscount\"
+tests_conformance_conf_scope_miscount_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_scope_miscount_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+tests_conformance_conf_shallow_dispose_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_shallow_dispose_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_SHALLOW_DISPOSE -DFIXTURE_NAME=\"conf_shallow_dispose\"
+tests_conformance_conf_shallow_dispose_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_shallow_dispose_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
 check_PROGRAMS += tests/conformance/test_conformance
 TESTS += tests/conformance/test_conformance

@@ -123,6 +123,8 @@ static const struct {
 	{ "conf_truncate_read", "files", "read-max-bytes-refused", "returned 4 bytes" },
 	{ "conf_no_output_cap", "exec", "output-cap", "200000 bytes of stdout" },
 	{ "conf_allowlist_open", "egress", "allowlist-other-refused", "reached 127.0.0.2" },
+	{ "conf_scope_miscount", "disposal", "dispose-scope-counts", "disposed 0" },
+	{ "conf_shallow_dispose", "disposal", "dispose-leaves-nothing", "the work dir holds" },
 	{ "conf_allowlist_shut", "egress", "allowlist-listed-answers", "confines more" },
 };
 
