@@ -37,3 +37,12 @@ TESTS += tests/backends/bwrap_config
 tests_backends_bwrap_config_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_bwrap_config_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_bwrap_config_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la plugins/bwrap/bwrap.la
+
+# The gvisor backend, running real gVisor containers (gvisor_*). Skips without a usable runsc.
+check_PROGRAMS += tests/backends/gvisor_backend
+TESTS += tests/backends/gvisor_backend
+tests_backends_gvisor_backend_SOURCES = tests/backends/gvisor_backend.c tests/backends/gvisor_fixture.h
+tests_backends_gvisor_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_gvisor_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_gvisor_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent plugins/gvisor/gvisor.la

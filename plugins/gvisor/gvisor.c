@@ -1,0 +1,397 @@
+/*
+ * plugins/gvisor/gvisor.c — the `gvisor` backend (rung hardened_container): each sandbox a
+ * long-lived gVisor container (runsc create + start) whose only process is msb's guest
+ * agent, reached over a unix socket the agent binds on a dedicated bind mount.
+ *
+ * What draws the boundary: gVisor's user-space kernel (the Sentry) between every command
+ * and the host's kernel, on the platform configured (ptrace where nothing else works), an
+ * image root mounted read-only, one writable work directory, no network at all
+ * (--network=none), and the host's cgroups limiting memory, pids and CPU of the whole
+ * sandbox. The container outlives the msb process that created it; a second process with
+ * the same key reaches the same container through the socket in its state directory.
+ *
+ * Why a long-lived container and the agent, not `runsc run` per command: run costs a whole
+ * sandbox start (~0.3 s here) per exec, and loses processes a command leaves behind; the
+ * agent makes warm exec a socket round trip plus a fork inside the Sentry.
+ *
+ * This file is the boundary driver: start (bundle, runsc create/start), stop (runsc kill
+ * and delete, then verify) and alive; the SDK's driver does the rest (msb/driver.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <msb/backend.h>
+#include <msb/driver.h>
+
+#include "gvisor_internal.h"
+
+#define RUNSC_TIMEOUT 30.0
+#define STOP_TIMEOUT 10.0
+
+static const char *const gvisor_keys[] = { GVISOR_CONFIG_KEYS, NULL };
+
+static void ctx_free(void *p)
+{
+	gvisor_ctx *ctx = p;
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->n_images; i++) {
+		free(ctx->images[i].name);
+		free(ctx->images[i].root);
+	}
+	free(ctx->images);
+	free(ctx->runsc);
+	free(ctx->platform);
+	free(ctx);
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	char *s = NULL;
+	return asprintf(&s, "%s/%s", dir, name) < 0 ? NULL : s;
+}
+
+static void file_tail(const char *path, char *out, size_t cap)
+{
+	out[0] = '\0';
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	off_t end = lseek(fd, 0, SEEK_END);
+	off_t from = end > (off_t)cap - 1 ? end - (off_t)cap + 1 : 0;
+	ssize_t n = pread(fd, out, cap - 1, from);
+	close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+}
+
+/* The image's root directory: "host" (or none) is "/", else config `images:`. */
+static msb_errc image_root(const gvisor_ctx *ctx, const char *image, const char **root,
+			   msb_error *err)
+{
+	*root = "/";
+	if (!image || !*image || !strcmp(image, "host"))
+		return MSB_OK;
+	for (size_t i = 0; i < ctx->n_images; i++)
+		if (!strcmp(ctx->images[i].name, image)) {
+			*root = ctx->images[i].root;
+			return MSB_OK;
+		}
+	char names[512] = "host";
+	for (size_t i = 0; i < ctx->n_images; i++) {
+		size_t used = strlen(names);
+		snprintf(names + used, sizeof names - used, ", %s", ctx->images[i].name);
+	}
+	return msb_error_set(err, MSB_E_VALUE, "backend gvisor: image \"%s\" is not configured "
+			     "(config.images names: %s), so there is no root to run it from",
+			     image, names);
+}
+
+/* A runsc step that failed: its status and the tail of runsc's log. */
+static msb_errc runsc_failed(const msb_driver_box *box, const char *step, int status,
+			     const char *log, msb_error *err)
+{
+	char tail[600];
+	file_tail(log, tail, sizeof tail);
+	return msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: runsc %s failed "
+			     "(status %d): %s", box->name, step, status, tail);
+}
+
+static pid_t read_pid_file(const char *path)
+{
+	FILE *f = path ? fopen(path, "re") : NULL;
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
+}
+
+static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
+{
+	const gvisor_ctx *ctx = p;
+	const char *root = NULL;
+	msb_errc rc = image_root(ctx, box->spec->image, &root, err);
+	if (rc != MSB_OK)
+		return rc;
+	char *chan = path_in(box->dir, "chan");
+	char *log = path_in(box->dir, "runsc.log");
+	char *bundle = path_in(box->dir, "bundle");
+	char *pid_file = path_in(box->dir, "sandbox.pid");
+	char *runsc_root = path_in(box->config->state_dir, "runsc");
+	if (!chan || !log || !bundle || !pid_file || !runsc_root)
+		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	if (rc == MSB_OK && (mkdir(chan, 0700) < 0 || (mkdir(runsc_root, 0700) < 0 && errno != EEXIST)))
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: sandbox %s: mkdir",
+					 box->name);
+	/* The driver connects to <dir>/agent.sock; the agent binds it in the channel directory. */
+	if (rc == MSB_OK && symlink("chan/agent.sock", box->socket_path) < 0)
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: sandbox %s: "
+					 "symlink %s", box->name, box->socket_path);
+	if (rc == MSB_OK)
+		rc = gvisor_bundle_write(ctx, box, root, chan, err);
+	int status = 0;
+	if (rc == MSB_OK) {
+		const char *args[] = { "create", "--bundle", bundle, "--pid-file", pid_file, box->name, NULL };
+		rc = gvisor_runsc(ctx, box->config->state_dir, args, log, RUNSC_TIMEOUT, &status, err);
+		if (rc == MSB_OK && status != 0)
+			rc = runsc_failed(box, "create", status, log, err);
+	}
+	pid_t pid = rc == MSB_OK ? read_pid_file(pid_file) : 0;
+	if (rc == MSB_OK && pid <= 0)
+		rc = msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: runsc create wrote "
+				   "no pid file", box->name);
+	if (rc == MSB_OK)
+		rc = msb_driver_write_pid(box, pid, err);
+	if (rc == MSB_OK) {
+		const char *args[] = { "start", box->name, NULL };
+		rc = gvisor_runsc(ctx, box->config->state_dir, args, log, RUNSC_TIMEOUT, &status, err);
+		if (rc == MSB_OK && status != 0)
+			rc = runsc_failed(box, "start", status, log, err);
+	}
+	free(chan);
+	free(log);
+	free(bundle);
+	free(pid_file);
+	free(runsc_root);
+	return rc;
+}
+
+/* Whether runsc still lists the container (its state file under the runsc root). */
+static bool runsc_knows(const msb_driver_box *box)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/runsc/%s_sandbox:%s.state", box->config->state_dir,
+		 box->name, box->name);
+	struct stat st;
+	if (stat(path, &st) == 0)
+		return true;
+	snprintf(path, sizeof path, "%s/runsc/%s", box->config->state_dir, box->name);
+	return stat(path, &st) == 0;
+}
+
+/*
+ * runsc removes the sandbox's cgroups at delete; one it left (a sandbox the host's OOM
+ * killer ended, say) is removed here, and one that cannot be is reported: it still holds
+ * processes.
+ */
+static bool cgroups_gone(const msb_driver_box *box, msb_disposal_failure *failure)
+{
+	static const char *const roots[] = { "memory", "pids", "cpu", "cpuacct", "cpuset",
+					     "freezer", "devices", "blkio", "unified", "" };
+	bool ok = true;
+	for (size_t i = 0; ok && i < sizeof roots / sizeof *roots; i++) {
+		char path[512];
+		snprintf(path, sizeof path, "/sys/fs/cgroup/%s%smsb/gvisor/%s", roots[i],
+			 roots[i][0] ? "/" : "", box->name);
+		if (rmdir(path) != 0 && errno != ENOENT) {
+			msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: "
+						 "sandbox %s: its cgroup %s could not be removed: %s",
+						 box->name, path, strerror(errno));
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static bool gvisor_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
+{
+	const gvisor_ctx *ctx = p;
+	int status = 0;
+	msb_error e = MSB_ERROR_INIT;
+	/* delete --force kills whatever still runs in the container and drops runsc's state. */
+	const char *args[] = { "delete", "--force", box->name, NULL };
+	msb_errc rc = gvisor_runsc(ctx, box->config->state_dir, args, NULL, STOP_TIMEOUT, &status, &e);
+	bool ok = true;
+	if (rc == MSB_E_TIMEOUT) {
+		msb_disposal_failure_set(failure, MSB_DISPOSAL_TIMEOUT, "backend gvisor: sandbox %s: %s",
+					 box->name, msb_error_message(&e));
+		ok = false;
+	} else if (rc != MSB_OK) {
+		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNREACHABLE, "backend gvisor: sandbox "
+					 "%s: %s", box->name, msb_error_message(&e));
+		ok = false;
+	} else if (runsc_knows(box)) {
+		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: sandbox %s: "
+					 "runsc delete exited %d and runsc still lists the container",
+					 box->name, status);
+		ok = false;
+	}
+	msb_error_clear(&e);
+	return ok && cgroups_gone(box, failure);
+}
+
+/*
+ * The channel directory is writable from inside the sandbox, so what sits there is checked
+ * before the host connects: a socket, not a link the sandbox planted to point the host at
+ * some other socket.
+ */
+static bool gvisor_alive(void *p, const msb_driver_box *box)
+{
+	(void)p;
+	char *sock = path_in(box->dir, "chan/agent.sock");
+	struct stat st;
+	bool ok = sock && lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid();
+	free(sock);
+	return ok;
+}
+
+static msb_errc read_images(gvisor_ctx *ctx, const msb_node *config, msb_error *err)
+{
+	const msb_node *images = msb_node_get(config, "images");
+	if (!images || msb_node_is_null(images))
+		return MSB_OK;
+	if (images->kind != MSB_NODE_MAP)
+		return msb_node_error(err, images, MSB_E_CONFIG,
+				      "expected a map of image names to root directories");
+	ctx->images = calloc(images->len ? images->len : 1, sizeof *ctx->images);
+	if (!ctx->images)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < images->len; i++) {
+		const msb_node_pair *p = &images->pairs[i];
+		struct stat st;
+		if (!strcmp(p->key, "host"))
+			return msb_node_error(err, p->value, MSB_E_CONFIG,
+					      "\"host\" is the built-in image and cannot be redefined");
+		if (p->value->kind != MSB_NODE_SCALAR || p->value->scalar[0] != '/')
+			return msb_node_error(err, p->value, MSB_E_CONFIG,
+					      "expected an absolute path to the image's root directory");
+		if (stat(p->value->scalar, &st) != 0 || !S_ISDIR(st.st_mode))
+			return msb_node_error(err, p->value, MSB_E_CONFIG,
+					      "image root %s is not a directory", p->value->scalar);
+		gvisor_image *img = &ctx->images[ctx->n_images++];
+		img->name = strdup(p->key);
+		img->root = strdup(p->value->scalar);
+		if (!img->name || !img->root)
+			return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	return MSB_OK;
+}
+
+static msb_errc read_cpus(gvisor_ctx *ctx, const msb_node *config, msb_error *err)
+{
+	const msb_node *n = msb_node_get(config, "cpus");
+	if (!n)
+		return MSB_OK;
+	char *end = NULL;
+	double v = n->kind == MSB_NODE_SCALAR ? strtod(n->scalar, &end) : -1;
+	if (!end || *end || v < 0 || v > 4096)
+		return msb_node_error(err, n, MSB_E_CONFIG,
+				      "expected a number of CPUs (e.g. 0.5, 2), or 0 for none");
+	ctx->cpus = v;
+	return MSB_OK;
+}
+
+/*
+ * The platform when the config names none: systrap where this runsc has it (the fastest
+ * that needs no hardware virtualisation), else ptrace. kvm is never picked unasked: on a
+ * host where /dev/kvm is a PVM shim it hangs.
+ */
+static char *default_platform(const char *runsc)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "'%s' flags 2>&1", runsc);
+	FILE *p = strchr(runsc, '\'') ? NULL : popen(cmd, "re");
+	bool systrap = false, in_platform = false;
+	char line[512];
+	/* `runsc flags` describes -platform on the line after its name, listing the choices. */
+	while (p && fgets(line, sizeof line, p)) {
+		if (in_platform)
+			systrap = strstr(line, "systrap") != NULL;
+		in_platform = strstr(line, "-platform string") != NULL;
+	}
+	if (p)
+		pclose(p);
+	return strdup(systrap ? "systrap" : "ptrace");
+}
+
+static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config, msb_error *err)
+{
+	const char *runsc = "/usr/bin/runsc", *platform = NULL;
+	msb_errc rc = msb_node_string(config, "runsc", &runsc, err);
+	if (rc == MSB_OK)
+		rc = msb_node_string(config, "platform", &platform, err);
+	if (rc == MSB_OK)
+		rc = msb_node_size(config, "memory", &ctx->memory, err);
+	if (rc == MSB_OK)
+		rc = msb_node_uint(config, "pids", &ctx->pids, err);
+	if (rc == MSB_OK)
+		rc = msb_node_size(config, "tmp_size", &ctx->tmp_size, err);
+	if (rc == MSB_OK)
+		rc = read_cpus(ctx, config, err);
+	if (rc == MSB_OK)
+		rc = read_images(ctx, config, err);
+	if (rc != MSB_OK)
+		return rc;
+	if (platform && strcmp(platform, "ptrace") && strcmp(platform, "systrap") &&
+	    strcmp(platform, "kvm"))
+		return msb_node_error(err, msb_node_get(config, "platform"), MSB_E_CONFIG,
+				      "platform must be ptrace, systrap or kvm, not '%s'", platform);
+	/* gVisor's own threads count against the pids limit: below this it cannot even start. */
+	if (ctx->pids < 128)
+		return msb_node_error(err, msb_node_get(config, "pids"), MSB_E_CONFIG,
+				      "pids must be at least 128: gVisor's own host threads count "
+				      "against it");
+	if (ctx->memory < 64 * MSB_MIB)
+		return msb_node_error(err, msb_node_get(config, "memory"), MSB_E_CONFIG,
+				      "memory must be at least 64MiB");
+	if (access(runsc, X_OK) != 0)
+		return msb_node_error(err, msb_node_get(config, "runsc"), MSB_E_CONFIG,
+				      "the engine %s is not there (install the Debian package runsc, "
+				      "or set runsc: to its path)", runsc);
+	ctx->runsc = strdup(runsc);
+	ctx->platform = platform ? strdup(platform) : default_platform(runsc);
+	if (!ctx->runsc || !ctx->platform)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	return MSB_OK;
+}
+
+static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
+			    msb_backend_instance **self, msb_error *err)
+{
+	gvisor_ctx *ctx = calloc(1, sizeof *ctx);
+	if (!ctx)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	ctx->memory = 512 * MSB_MIB;
+	ctx->pids = 512;
+	ctx->cpus = 1.0;
+	ctx->tmp_size = 64 * MSB_MIB;
+	msb_boundary b = MSB_BOUNDARY_INIT;
+	b.name = "gvisor";
+	b.ctx = ctx;
+	b.ctx_free = ctx_free;
+	b.start = gvisor_start;
+	b.stop = gvisor_stop;
+	b.alive = gvisor_alive;
+	msb_backend_instance *inst = NULL;
+	msb_errc rc = msb_driver_init(&b, config, host, gvisor_keys, &inst, err);
+	if (rc == MSB_OK)
+		rc = parse_config(ctx, config, err);
+	if (rc != MSB_OK) {
+		msb_driver_fini(inst);
+		return rc;
+	}
+	*self = inst;
+	return MSB_OK;
+}
+
+MSB_BACKEND_DEFINE(.name = "gvisor", .isolation = "hardened_container",
+		   .declarations = {
+			   .capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",
+						     "files_list", "files_delete"),
+			   .egress_modes = MSB_WORDS("closed"),
+			   .os_families = MSB_WORDS("posix"),
+			   .isolation_scopes = MSB_WORDS("conversation", "call"),
+		   },
+		   .init = gvisor_init, MSB_DRIVER_OPERATIONS);

@@ -1,0 +1,51 @@
+/*
+ * plugins/gvisor/gvisor_internal.h — what the gvisor backend's files share: its
+ * configuration, the OCI bundle it writes, and running runsc with a bound.
+ */
+#ifndef MSB_GVISOR_INTERNAL_H
+#define MSB_GVISOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <msb/driver.h>
+
+#define GVISOR_CONFIG_KEYS "runsc", "platform", "memory", "pids", "cpus", "images", "tmp_size"
+
+typedef struct gvisor_image {
+	char *name;
+	char *root;
+} gvisor_image;
+
+typedef struct gvisor_ctx {
+	char *runsc;          /* the engine */
+	char *platform;       /* ptrace | systrap | kvm */
+	uint64_t memory;      /* bytes; the OCI memory limit */
+	uint64_t pids;        /* the OCI pids limit: gVisor's own host threads count too */
+	double cpus;          /* CPU quota in CPUs; 0: none */
+	uint64_t tmp_size;    /* /tmp tmpfs size */
+	gvisor_image *images; /* config `images:` name → root directory; "host" is built in */
+	size_t n_images;
+} gvisor_ctx;
+
+/* Where the agent's socket directory is mounted inside the container. */
+#define GVISOR_CHANNEL_DIR "/.msb"
+/* Where the agent binary is mounted inside the container. */
+#define GVISOR_AGENT_PATH "/.msb-agent"
+
+/*
+ * Write <box->dir>/bundle/config.json for `root` (the image's root directory): the agent as
+ * the container's only process, listening in the channel directory.
+ */
+msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, const char *root,
+			     const char *chan_dir, msb_error *err);
+
+/*
+ * Run runsc with the backend's global flags, then `args` (NULL-terminated), with stdin
+ * from /dev/null and stdout and stderr into `log` (NULL: /dev/null), killing it after
+ * `timeout` seconds. *status is its wait status; MSB_E_TIMEOUT when it had to be killed.
+ */
+msb_errc gvisor_runsc(const gvisor_ctx *ctx, const char *state_dir, const char *const *args,
+		      const char *log, double timeout, int *status, msb_error *err);
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * gvisor_backend.c — the real `gvisor` plugin running real gVisor containers (runsc, ptrace
+ * platform here): every operation, a second process reaching the same container by key, a
+ * read-only image root, closed egress (gVisor's netstack with no device but loopback),
+ * timeouts and output caps, the limit cases (a fork bomb against the pids limit, a memory hog
+ * against the memory limit), a daemon that lives until disposal, call scope, and disposal
+ * that leaves no container, cgroup, process or directory.
+ *
+ * It skips (77) only when runsc is missing or cannot run a container on this kernel,
+ * printing runsc's own words.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "gvisor_fixture.h"
+
+static gvisor_fixture fx;
+static msb_spec spec;
+static msb_sandbox_handle *shared; /* the container most cases share */
+
+static msb_key key_of(const char *thread, const char *call_id)
+{
+	msb_key k = { "test", thread, "agent", call_id ? call_id : "" };
+	return k;
+}
+
+static msb_sandbox_handle *acquire_on(gvisor_fixture *f, const char *thread, const char *call_id)
+{
+	msb_key k = key_of(thread, call_id);
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = f->ops->acquire(f->self, &k, &spec, &h, &err);
+	if (rc)
+		fprintf(stderr, "acquire %s: %s: %s\n", thread, msb_errc_name(rc), msb_error_message(&err));
+	msb_error_clear(&err);
+	return rc == MSB_OK ? h : NULL;
+}
+
+static msb_exec_result run(msb_sandbox_handle *h, double timeout, size_t max_output,
+			   const char *fmt, ...)
+{
+	char *script = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	assert_true(vasprintf(&script, fmt, ap) >= 0);
+	va_end(ap);
+	const char *argv[] = { "sh", "-c", script, NULL };
+	msb_exec_request req = { .argv = argv, .timeout = timeout, .max_output = max_output };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = fx.ops->exec(h, &req, &res, &err);
+	if (rc)
+		fprintf(stderr, "exec %s: %s\n", script, msb_error_message(&err));
+	assert_int_equal(rc, MSB_OK);
+	free(script);
+	msb_error_clear(&err);
+	return res;
+}
+
+static const char *out_of(const msb_exec_result *r)
+{
+	return r->out.data ? (const char *)r->out.data : "";
+}
+
+/* The pid recorded for a sandbox (gVisor's sandbox process) from its state directory. */
+static pid_t recorded(const msb_sandbox_handle *h, const char *file)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", msb_driver_sandbox_box(h)->dir, file);
+	FILE *f = fopen(path, "re");
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
+}
+
+/* Alive: present and not a zombie (a daemon's reaper may be slow to reap it). */
+static bool pid_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+/* ---- setup: one VM for most cases --------------------------------------------------- */
+
+static int group_setup(void **state)
+{
+	(void)state;
+	msb_spec_init(&spec, "code");
+	msb_error err = MSB_ERROR_INIT;
+	if (gvisor_fixture_open(&fx, NULL, "memory: 256MiB\npids: 1024\nrlimit_nproc: 100\nrlimit_as: 160MiB\nmax_output: 65536\n", &err) != MSB_OK) {
+		fprintf(stderr, "open: %s\n", msb_error_message(&err));
+		msb_error_clear(&err);
+		return -1;
+	}
+	shared = acquire_on(&fx, "shared", NULL);
+	return shared ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (shared)
+		fx.ops->release(shared);
+	msb_key k = key_of("shared", NULL);
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	bool failed = fx.ops->dispose(fx.self, &k, &f);
+	if (failed)
+		fprintf(stderr, "dispose shared: %s\n", f.detail ? f.detail : "?");
+	msb_disposal_failure_free(&f);
+	gvisor_fixture_close(&fx);
+	int leaks = gvisor_fixture_leaks(&fx);
+	return failed || leaks ? -1 : 0;
+}
+
+/* ---- the cases ---------------------------------------------------------------------- */
+
+static void every_operation(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = shared;
+	const char *wd = spec.work_dir;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx.ops->write_file(h, "dir/a.txt", "hello\n", 6, wd, &err), MSB_OK);
+	msb_buf buf = { 0 };
+	assert_int_equal(fx.ops->read_file(h, "dir/a.txt", wd, 1024, &buf, &err), MSB_OK);
+	assert_int_equal(buf.len, 6);
+	assert_memory_equal(buf.data, "hello\n", 6);
+	msb_buf_free(&buf);
+
+	msb_entry e = { 0 };
+	bool found = false;
+	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
+	assert_true(found);
+	assert_int_equal(e.kind, MSB_ENTRY_FILE);
+	assert_int_equal(e.size_bytes, 6);
+	free(e.path);
+
+	msb_entry_list list = { 0 };
+	assert_int_equal(fx.ops->list_dir(h, "dir", wd, &list, &err), MSB_OK);
+	assert_int_equal(list.len, 1);
+	assert_non_null(strstr(list.items[0].path, "a.txt"));
+	msb_entry_list_free(&list);
+
+	/* The command runs under gVisor's Sentry, which announces itself in dmesg. */
+	msb_exec_result r = run(h, 20, 0, "cat dir/a.txt; pwd; dmesg | grep -c -i gvisor; echo oops >&2; exit 3");
+	assert_string_equal(out_of(&r), "hello\n/msb/work\n1\n");
+	assert_string_equal((const char *)r.err.data, "oops\n");
+	assert_int_equal(r.exit_code, 3);
+	msb_exec_result_free(&r);
+
+	msb_exec_result rc_res = { 0 };
+	assert_int_equal(fx.ops->run_code(h, "echo from-code $((6*7))", 20, &rc_res, &err), MSB_OK);
+	assert_string_equal(out_of(&rc_res), "from-code 42\n");
+	msb_exec_result_free(&rc_res);
+
+	assert_int_equal(fx.ops->remove(h, "dir/a.txt", wd, false, &err), MSB_OK);
+	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
+	assert_false(found);
+
+	r = run(h, 20, 0, "mkdir -p /msb/work/rc-x/deep && touch /msb/work/rc-x/deep/f");
+	assert_int_equal(r.exit_code, 0);
+	msb_exec_result_free(&r);
+	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
+	assert_int_equal(fx.ops->stat_file(h, "rc-x", wd, &e, &found, &err), MSB_OK);
+	assert_false(found);
+	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
+
+	/* Confinement holds inside the sandbox too. */
+	assert_int_not_equal(fx.ops->write_file(h, "../escape", "x", 1, wd, &err), MSB_OK);
+	assert_non_null(strstr(msb_error_message(&err), "escape"));
+	msb_error_clear(&err);
+}
+
+static void closed_egress_and_read_only_root(void **state)
+{
+	(void)state;
+	/* --network=none: gVisor's netstack holds loopback and no device at all. */
+	msb_exec_result r = run(shared, 20, 0, "ls /sys/class/net 2>/dev/null || cut -d: -f1 /proc/net/dev | tail -n +3 | tr -d ' '");
+	assert_int_equal(r.exit_code, 0);
+	assert_string_equal(out_of(&r), "lo\n");
+	msb_exec_result_free(&r);
+	/* The image root is read-only; the work dir and /tmp are writable. */
+	r = run(shared, 20, 0, "touch /etc/msb-x 2>&1; touch /usr/msb-x 2>&1; touch /tmp/x /msb/work/x && echo writable");
+	assert_non_null(strstr(out_of(&r), "Read-only file system"));
+	assert_non_null(strstr(out_of(&r), "writable"));
+	msb_exec_result_free(&r);
+	assert_int_equal(access("/etc/msb-x", F_OK), -1);
+}
+
+static void timeout_and_output_cap(void **state)
+{
+	(void)state;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	msb_exec_result r = run(shared, 1.0, 0, "sleep 30");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(r.timed_out);
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	msb_exec_result_free(&r);
+
+	r = run(shared, 20, 1000, "yes | head -c 100000");
+	assert_true(r.out_truncated);
+	assert_int_equal(r.out.len, 1000);
+	msb_exec_result_free(&r);
+}
+
+static void daemon_lives_until_dispose(void **state)
+{
+	(void)state;
+	msb_exec_result r = run(shared, 20, 0, "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!");
+	long pid = atol(out_of(&r));
+	assert_true(pid > 1);
+	msb_exec_result_free(&r);
+	/* The next request finds it still running: the container is resident between calls. */
+	r = run(shared, 20, 0, "kill -0 %ld && echo alive", pid);
+	assert_string_equal(out_of(&r), "alive\n");
+	msb_exec_result_free(&r);
+	/* (Disposal deletes the container: group_teardown's leak check sees nothing left.) */
+}
+
+static void fork_bomb_and_memory_hog_are_held(void **state)
+{
+	(void)state;
+	/*
+	 * 400 sleepers against rlimit_nproc 100 (which gVisor enforces even for the container's
+	 * root): forks fail inside, long before the host's pids limit, and the sandbox answers.
+	 * Its own sandbox, so the sleepers it leaves are disposal's to kill.
+	 */
+	msb_sandbox_handle *bomb = acquire_on(&fx, "bomb", NULL);
+	assert_non_null(bomb);
+	msb_exec_result r = run(bomb, 60, 0,
+				"(i=0; while [ $i -lt 400 ]; do sleep 600 >/dev/null 2>&1 & i=$((i+1)); done) "
+				"2>/tmp/fork.err; grep -c -i -e fork -e resource -e again /tmp/fork.err; "
+				"echo done");
+	fprintf(stderr, "# fork bomb: exit %d out '%s'\n", r.exit_code, out_of(&r));
+	assert_non_null(strstr(out_of(&r), "done"));
+	assert_true(atoi(out_of(&r)) >= 1);
+	msb_exec_result_free(&r);
+	r = run(bomb, 20, 0, "echo still-here");
+	assert_string_equal(out_of(&r), "still-here\n");
+	msb_exec_result_free(&r);
+	pid_t sandbox = recorded(bomb, "agent.pid");
+	fx.ops->release(bomb);
+	msb_key k = key_of("bomb", NULL);
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	assert_false(fx.ops->dispose(fx.self, &k, &f));
+	msb_disposal_failure_free(&f);
+	assert_false(pid_alive(sandbox));
+
+	/*
+	 * A hog asking for twice the memory limit meets rlimit_as inside gVisor and fails
+	 * alone; the sandbox answers after it. (Without rlimit_as the host's memory cgroup is
+	 * the bound, and what it kills is the whole sandbox: see doc/performance.md.)
+	 */
+	r = run(shared, 60, 0, "awk 'BEGIN { s = \"x\"; while (1) s = s s }'; echo status $?");
+	fprintf(stderr, "# hog: exit %d timed_out %d out '%s'\n", r.exit_code, r.timed_out, out_of(&r));
+	assert_non_null(strstr(out_of(&r), "status"));
+	assert_null(strstr(out_of(&r), "status 0"));
+	msb_exec_result_free(&r);
+	r = run(shared, 20, 0, "echo still-here");
+	assert_string_equal(out_of(&r), "still-here\n");
+	msb_exec_result_free(&r);
+	/* The host's cgroup holds the whole sandbox to the configured memory. */
+	char path[256];
+	snprintf(path, sizeof path, "/sys/fs/cgroup/memory/msb/gvisor/%s/memory.limit_in_bytes",
+		 msb_driver_sandbox_box(shared)->name);
+	FILE *lf = fopen(path, "re");
+	if (lf) {
+		unsigned long long limit = 0;
+		assert_int_equal(fscanf(lf, "%llu", &limit), 1);
+		fclose(lf);
+		assert_int_equal(limit, 256ull * 1024 * 1024);
+	}
+}
+
+static void second_process_reaches_the_same_vm(void **state)
+{
+	(void)state;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx.ops->write_file(shared, "from-parent.txt", "parent", 6, spec.work_dir, &err),
+			 MSB_OK);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		gvisor_fixture mine;
+		if (gvisor_fixture_open(&mine, fx.state, "", NULL) != MSB_OK)
+			_exit(10);
+		msb_sandbox_handle *h = acquire_on(&mine, "shared", NULL);
+		if (!h)
+			_exit(11);
+		msb_buf b = { 0 };
+		if (mine.ops->read_file(h, "from-parent.txt", spec.work_dir, 64, &b, NULL) ||
+		    b.len != 6 || memcmp(b.data, "parent", 6))
+			_exit(12);
+		msb_buf_free(&b);
+		if (mine.ops->write_file(h, "from-child.txt", "child", 5, spec.work_dir, NULL))
+			_exit(13);
+		mine.ops->release(h);
+		gvisor_fixture_close(&mine);
+		_exit(0);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	msb_buf buf = { 0 };
+	assert_int_equal(fx.ops->read_file(shared, "from-child.txt", spec.work_dir, 64, &buf, NULL),
+			 MSB_OK);
+	assert_memory_equal(buf.data, "child", 5);
+	msb_buf_free(&buf);
+}
+
+static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = acquire_on(&fx, "shared", "call-1");
+	assert_non_null(h);
+	/* A call's sandbox is another container: the shared one's files are not there. */
+	msb_entry e = { 0 };
+	bool found = true;
+	assert_int_equal(fx.ops->stat_file(h, "from-parent.txt", spec.work_dir, &e, &found, NULL),
+			 MSB_OK);
+	assert_false(found);
+	pid_t sandbox = recorded(h, "agent.pid");
+	assert_true(sandbox > 0 && sandbox != recorded(shared, "agent.pid"));
+	char cgroup[256];
+	snprintf(cgroup, sizeof cgroup, "/sys/fs/cgroup/memory/msb/gvisor/%s",
+		 msb_driver_sandbox_box(h)->name);
+	bool v1 = access("/sys/fs/cgroup/memory/msb", F_OK) == 0;
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
+	fx.ops->release(h);
+
+	msb_key k = key_of("shared", "call-1");
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	bool failed = fx.ops->dispose(fx.self, &k, &f);
+	if (failed)
+		fprintf(stderr, "dispose: %s\n", f.detail);
+	assert_false(failed);
+	msb_disposal_failure_free(&f);
+	assert_false(pid_alive(sandbox));
+	if (v1)
+		assert_int_equal(access(cgroup, F_OK), -1);
+	struct stat st;
+	assert_int_equal(lstat(dir, &st), -1);
+	/* The conversation's container is untouched by the call's disposal. */
+	msb_exec_result r = run(shared, 20, 0, "echo ok");
+	assert_string_equal(out_of(&r), "ok\n");
+	msb_exec_result_free(&r);
+}
+
+/* ---- refusals that need no container ------------------------------------------------ */
+
+static void config_refusals(void **state)
+{
+	(void)state;
+	gvisor_fixture bad;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(gvisor_fixture_open(&bad, NULL, "platform: fast\n", &err), MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "platform"));
+	assert_non_null(strstr(msb_error_message(&err), "fast"));
+	msb_error_clear(&err);
+	gvisor_fixture_close(&bad);
+	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+
+	/* A pids limit gVisor itself cannot start under is refused with the reason. */
+	assert_int_equal(gvisor_fixture_open(&bad, NULL, "pids: 64\n", &err), MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "gVisor's own host threads"));
+	msb_error_clear(&err);
+	gvisor_fixture_close(&bad);
+	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+
+	assert_int_equal(gvisor_fixture_open(&bad, NULL, "memroy: 1GiB\n", &err), MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "memroy"));
+	msb_error_clear(&err);
+	gvisor_fixture_close(&bad);
+	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+
+	/* An image the config does not name is refused at acquire, naming what it has. */
+	assert_int_equal(gvisor_fixture_open(&bad, NULL, "", &err), MSB_OK);
+	msb_key k = key_of("noimage", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_spec other = spec;
+	other.image = "python:3.12";
+	assert_int_equal(bad.ops->acquire(bad.self, &k, &other, &h, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "python:3.12"));
+	assert_non_null(strstr(msb_error_message(&err), "host"));
+	msb_error_clear(&err);
+	gvisor_fixture_close(&bad);
+	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+}
+
+int main(void)
+{
+	char why[1024];
+	if (!gvisor_fixture_usable(why, sizeof why)) {
+		printf("SKIP: %s\n", why);
+		return MSB_TEST_SKIP;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(config_refusals),
+		cmocka_unit_test(every_operation),
+		cmocka_unit_test(closed_egress_and_read_only_root),
+		cmocka_unit_test(timeout_and_output_cap),
+		cmocka_unit_test(daemon_lives_until_dispose),
+		cmocka_unit_test(second_process_reaches_the_same_vm),
+		cmocka_unit_test(fork_bomb_and_memory_hog_are_held),
+		cmocka_unit_test(call_scope_vm_is_its_own_and_dispose_leaves_nothing),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,170 @@
+/*
+ * gvisor_fixture.h — opening the real `gvisor` plugin for a test or a benchmark: a temporary
+ * state dir, a config written as YAML (the path sandbox.yaml takes), the in-tree agent, and
+ * a leak check (no sandbox directory, no runsc container, no cgroup, no process).
+ */
+#ifndef MSB_GVISOR_FIXTURE_H
+#define MSB_GVISOR_FIXTURE_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <msb/config.h>
+#include <msb/driver.h>
+#include <msb/loader.h>
+
+#include "msb_test.h"
+
+#define GVISOR_AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+#define GVISOR_PLUGIN MSB_TEST_MODULE("plugins/gvisor", "gvisor")
+#define GVISOR_RUNSC "/usr/bin/runsc"
+
+typedef struct gvisor_fixture {
+	char state[64];
+	msb_loader *loader;
+	msb_backend *backend;
+	msb_config_doc *doc;
+	const struct msb_backend_v27 *ops;
+	msb_backend_instance *self;
+} gvisor_fixture;
+
+/*
+ * Whether runsc can run a container here at all: `runsc run` of `true` with the backend's
+ * platform and flags. `why` says what failed, with runsc's own words.
+ */
+static inline bool gvisor_fixture_usable(char *why, size_t n)
+{
+	if (access(GVISOR_RUNSC, X_OK) != 0) {
+		snprintf(why, n, "%s is not installed (Debian package runsc)", GVISOR_RUNSC);
+		return false;
+	}
+	char dir[] = "/tmp/msb-gvisor-probe-XXXXXX";
+	if (!mkdtemp(dir)) {
+		snprintf(why, n, "mkdtemp: %s", strerror(errno));
+		return false;
+	}
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "cd %s && printf '%%s' '{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"/bin/true\"],"
+		 "\"cwd\":\"/\",\"user\":{\"uid\":0,\"gid\":0}},\"root\":{\"path\":\"/\",\"readonly\":true}}'"
+		 " > config.json && %s --root=%s/r --platform=ptrace --network=none run --bundle %s probe"
+		 " > %s/out 2>&1", dir, GVISOR_RUNSC, dir, dir, dir);
+	int rc = system(cmd);
+	if (rc != 0) {
+		char out[400] = "", path[128];
+		snprintf(path, sizeof path, "%s/out", dir);
+		FILE *f = fopen(path, "re");
+		if (f) {
+			size_t k = fread(out, 1, sizeof out - 1, f);
+			out[k] = '\0';
+			fclose(f);
+		}
+		snprintf(why, n, "runsc cannot run a container on this kernel: %s", out);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return false;
+	return rc == 0;
+}
+
+/* Open the plugin with `extra` YAML lines appended; `state` NULL: a fresh temporary dir. */
+static inline msb_errc gvisor_fixture_open(gvisor_fixture *fx, const char *state, const char *extra,
+					   msb_error *err)
+{
+	memset(fx, 0, sizeof *fx);
+	snprintf(fx->state, sizeof fx->state, "%s", state ? state : "/tmp/msb-gvisor-test-XXXXXX");
+	if (!state && !mkdtemp(fx->state))
+		return msb_error_set_errno(err, MSB_E_OS, errno, "mkdtemp");
+	char *yaml = NULL;
+	if (asprintf(&yaml, "state_dir: %s\nagent: %s\n%s", fx->state, GVISOR_AGENT, extra) < 0)
+		return msb_error_set(err, MSB_E_NOMEM, "asprintf");
+	msb_errc rc = msb_config_doc_parse(yaml, strlen(yaml), "<gvisor test>", &fx->doc, err);
+	free(yaml);
+	const msb_plugin *plugin = NULL;
+	if (!rc)
+		rc = msb_loader_new(&fx->loader, err);
+	if (!rc)
+		rc = msb_loader_load(fx->loader, GVISOR_PLUGIN, &plugin, err);
+	if (!rc)
+		rc = msb_backend_open(plugin, msb_config_doc_root(fx->doc), NULL, NULL, &fx->backend, err);
+	if (!rc) {
+		fx->ops = msb_backend_ops(fx->backend);
+		fx->self = msb_backend_instance_of(fx->backend);
+	}
+	return rc;
+}
+
+static inline void gvisor_fixture_close(gvisor_fixture *fx)
+{
+	if (fx->backend)
+		msb_backend_close(fx->backend);
+	if (fx->loader)
+		msb_loader_free(fx->loader);
+	msb_config_doc_free(fx->doc);
+	fx->backend = NULL;
+	fx->loader = NULL;
+	fx->doc = NULL;
+}
+
+/* How many runsc processes name `state` on their command line (printing each). */
+static inline int gvisor_fixture_runsc_procs(const char *state)
+{
+	DIR *d = opendir("/proc");
+	int found = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[300], buf[8192];
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		bool names = false;
+		for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+			names = names || strstr(buf + i, state) != NULL;
+		if (names && strstr(buf, "runsc")) {
+			fprintf(stderr, "leak: runsc process %s still names %s\n", e->d_name, state);
+			found++;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * The leak check: nothing in the state dir but lock files and runsc's (empty) root, no
+ * process whose command line names the state dir, no cgroup left for a sandbox of it.
+ * Removes the state dir. Returns the number of leaks, printing each.
+ */
+static inline int gvisor_fixture_leaks(gvisor_fixture *fx)
+{
+	int leaks = 0;
+	char cmd[600], line[512];
+	snprintf(cmd, sizeof cmd,
+		 "cd %s 2>/dev/null && { ls -A | grep -v -e '\\.lock$' -e '^runsc$'; ls -A runsc 2>/dev/null; }",
+		 fx->state);
+	FILE *p = popen(cmd, "r");
+	while (p && fgets(line, sizeof line, p)) {
+		fprintf(stderr, "leak: in %s: %s", fx->state, line);
+		leaks++;
+	}
+	if (p)
+		pclose(p);
+	leaks += gvisor_fixture_runsc_procs(fx->state);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", fx->state);
+	if (system(cmd) != 0)
+		leaks++;
+	return leaks;
+}
+
+#endif
