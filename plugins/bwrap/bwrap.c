@@ -291,8 +291,11 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = open_files(ctx, box, &s, err);
 	if (!rc)
 		rc = build_argv(ctx, box, root, &s, err);
-	if (!rc)
-		rc = msb_cgroup_create(ctx->cfg.cgroup_parent, box->name, &ctx->cfg.limits, &s.cgroup, err);
+	if (!rc && (rc = msb_cgroup_create(ctx->cfg.cgroup_parent, box->name, &ctx->cfg.limits,
+					   &s.cgroup, err)) == MSB_E_OS && geteuid() != 0)
+		msb_error_prefix(err, "bwrap: sandbox %s: its limits need cgroups msb cannot create "
+				 "as a non-root user (config memory: 0, pids: 0, cpus: 0 runs without "
+				 "them): ", box->name);
 	/* Saved before anything joins it, so a crash from here on still leaves disposal the list. */
 	if (!rc)
 		rc = msb_cgroup_save(s.cgroup, cgfile, err);
