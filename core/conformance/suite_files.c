@@ -611,11 +611,6 @@ static void case_reclaim_removes_tree(conf_run *run)
 	msb_error_clear(&err);
 }
 
-static const char *files_inapplicable(conf_run *run)
-{
-	return NULL; /* reclaim is gated by nothing, so the suite always applies */
-}
-
 #define IN MSB_BIT(MSB_CAP_FILES_IN)
 #define OUT MSB_BIT(MSB_CAP_FILES_OUT)
 #define LIST MSB_BIT(MSB_CAP_FILES_LIST)
@@ -652,9 +647,9 @@ static const conf_case files_cases[] = {
 	{ "reclaim-removes-tree", 0, case_reclaim_removes_tree },
 };
 
+/* No `inapplicable`: reclaim is gated by nothing, so the suite always applies. */
 const conf_suite conf_suite_files = {
 	.name = "files",
-	.inapplicable = files_inapplicable,
 	.setup = files_setup,
 	.cases = files_cases,
 	.n_cases = sizeof(files_cases) / sizeof(files_cases[0]),
