@@ -372,6 +372,28 @@ static void a_replaced_socket_does_not_redirect_the_host(void **state)
 
 /* ---- limits ------------------------------------------------------------------------ */
 
+/* The first line of `file` in the sandbox's cgroup directory that has it. */
+static bool cgroup_file(msb_sandbox_handle *h, const char *file, char *out, size_t n)
+{
+	char list[512], kind[16], dir[400];
+	snprintf(list, sizeof list, "%s/cgroup", msb_driver_sandbox_box(h)->dir);
+	FILE *f = fopen(list, "re");
+	if (!f)
+		return false;
+	bool found = false;
+	while (!found && fscanf(f, "%15s %399s", kind, dir) == 2) {
+		char path[460];
+		snprintf(path, sizeof path, "%s/%s", dir, file);
+		FILE *g = fopen(path, "re");
+		if (g) {
+			found = fgets(out, (int)n, g) != NULL;
+			fclose(g);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 static void fork_bomb_is_held(void **state)
 {
 	(void)state;
@@ -381,12 +403,24 @@ static void fork_bomb_is_held(void **state)
 				      "echo made; exit 0");
 	assert_non_null(strstr(out_of(&r), "fork"));
 	msb_exec_result_free(&r);
-	/* The host still forks, and the sandbox still answers once the bomb is killed. */
+	/* The limit is what refused them, and it held. */
+	char events[64] = "", current[32] = "";
+	assert_true(cgroup_file(h, "pids.events", events, sizeof events));
+	assert_true(cgroup_file(h, "pids.current", current, sizeof current));
+	long max_hits = 0;
+	assert_int_equal(sscanf(events, "max %ld", &max_hits), 1);
+	assert_true(max_hits > 0);
+	assert_true(atol(current) <= 48);
+	/* The host still forks. */
 	pid_t p = fork();
 	if (p == 0)
 		_exit(0);
 	assert_true(p > 0);
 	waitpid(p, NULL, 0);
+	/* And the sandbox answers again: the agent ended what the bombing command left. */
+	r = sh(h, 10, "echo alive");
+	assert_string_equal(out_of(&r), "alive\n");
+	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	dispose("bomb", NULL);
 }
