@@ -6,6 +6,14 @@
 
 #include "driver_internal.h"
 
+/* Every failure names the backend and the sandbox it came from. */
+static msb_errc said(const msb_sandbox_handle *h, msb_errc rc, msb_error *err)
+{
+	if (rc != MSB_OK)
+		msb_error_prefix(err, "backend %s: sandbox %s: ", h->inst->boundary.name, h->paths.name);
+	return rc;
+}
+
 void msb_driver_release(msb_sandbox_handle *h)
 {
 	if (!h)
@@ -23,49 +31,49 @@ const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *h)
 msb_errc msb_driver_exec(msb_sandbox_handle *h, const msb_exec_request *req,
 			 msb_exec_result *res, msb_error *err)
 {
-	return msb_agent_exec(h->client, req, NULL, res, err);
+	return said(h, msb_agent_exec(h->client, req, NULL, res, err), err);
 }
 
 msb_errc msb_driver_run_code(msb_sandbox_handle *h, const char *code, double timeout,
 			     msb_exec_result *res, msb_error *err)
 {
-	return msb_agent_run_code(h->client, code, timeout, 0, res, err);
+	return said(h, msb_agent_run_code(h->client, code, timeout, 0, res, err), err);
 }
 
 msb_errc msb_driver_write_file(msb_sandbox_handle *h, const char *path, const void *data,
 			       size_t len, const char *working_directory, msb_error *err)
 {
-	return msb_agent_write_file(h->client, path, data, len, working_directory, err);
+	return said(h, msb_agent_write_file(h->client, path, data, len, working_directory, err), err);
 }
 
 msb_errc msb_driver_stat_file(msb_sandbox_handle *h, const char *path,
 			      const char *working_directory, msb_entry *entry, bool *found,
 			      msb_error *err)
 {
-	return msb_agent_stat_file(h->client, path, working_directory, entry, found, err);
+	return said(h, msb_agent_stat_file(h->client, path, working_directory, entry, found, err), err);
 }
 
 msb_errc msb_driver_read_file(msb_sandbox_handle *h, const char *path,
 			      const char *working_directory, uint64_t max_bytes, msb_buf *out,
 			      msb_error *err)
 {
-	return msb_agent_read_file(h->client, path, working_directory, max_bytes, out, err);
+	return said(h, msb_agent_read_file(h->client, path, working_directory, max_bytes, out, err), err);
 }
 
 msb_errc msb_driver_list_dir(msb_sandbox_handle *h, const char *path,
 			     const char *working_directory, msb_entry_list *out, msb_error *err)
 {
-	return msb_agent_list_dir(h->client, path, working_directory, out, err);
+	return said(h, msb_agent_list_dir(h->client, path, working_directory, out, err), err);
 }
 
 msb_errc msb_driver_remove(msb_sandbox_handle *h, const char *path,
 			   const char *working_directory, bool recursive, msb_error *err)
 {
-	return msb_agent_remove(h->client, path, working_directory, recursive, err);
+	return said(h, msb_agent_remove(h->client, path, working_directory, recursive, err), err);
 }
 
 msb_errc msb_driver_reclaim(msb_sandbox_handle *h, const char *directory,
 			    const char *working_directory, double timeout, msb_error *err)
 {
-	return msb_agent_reclaim(h->client, directory, working_directory, timeout, err);
+	return said(h, msb_agent_reclaim(h->client, directory, working_directory, timeout, err), err);
 }

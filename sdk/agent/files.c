@@ -83,7 +83,7 @@ static msb_errc read_op(int root, const msb_agent_request *req, msb_buf *reply, 
 	return rc;
 }
 
-msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *err)
+static msb_errc file_op(const msb_agent_request *req, msb_buf *reply, msb_error *err)
 {
 	char *workdir = agent_map_path(req->workdir);
 	if (!workdir)
@@ -124,5 +124,14 @@ msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *
 				   msb_agent_type_name(req->type));
 	}
 	close(root);
+	return rc;
+}
+
+msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *err)
+{
+	msb_errc rc = file_op(req, reply, err);
+	/* The confinement helpers say what was wrong with the path; say who and which op. */
+	if (rc != MSB_OK)
+		msb_error_prefix(err, "%s (msb-agent): ", msb_agent_type_name(req->type));
 	return rc;
 }

@@ -323,6 +323,9 @@ static void test_operations(void **state)
 	msb_error_clear(&err);
 	assert_int_equal(f.ops->write_file(h, "../escape", "x", 1, WORK, &err), MSB_E_VALUE);
 	assert_non_null(strstr(msb_error_message(&err), "../escape"));
+	/* What was refused, by whom: the backend, the sandbox, the op and the agent. */
+	assert_non_null(strstr(msb_error_message(&err), "backend process: sandbox sb-"));
+	assert_non_null(strstr(msb_error_message(&err), "write_file (msb-agent): "));
 	msb_error_clear(&err);
 
 	assert_int_equal(f.ops->remove(h, "dir", WORK, false, &err), MSB_E_IS_DIR);
