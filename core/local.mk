@@ -12,11 +12,13 @@ msbinclude_HEADERS += \
 	core/include/msb/loader.h \
 	core/include/msb/router.h \
 	core/include/msb/observer.h \
-	core/include/msb/sandbox.h
+	core/include/msb/sandbox.h \
+	core/include/msb/tool.h
 
 include core/lib/loader.mk
 include core/lib/router.mk
 include core/lib/config.mk
 include core/lib/outputs.mk
+include core/lib/tool.mk
 include core/cli/cli.mk
 include core/conformance/conformance.mk

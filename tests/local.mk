@@ -4,6 +4,7 @@ include tests/fixtures/local.mk
 include tests/vocab/local.mk
 include tests/loader/local.mk
 include tests/router/local.mk
+include tests/tools/local.mk
 include tests/config/local.mk
 include tests/cli/local.mk
 include tests/files/local.mk

@@ -16,6 +16,7 @@
 #include <msb/outputs.h>
 #include <msb/router.h>
 #include <msb/sandbox.h>
+#include <msb/tool.h>
 #include <msb/types.h>
 #include <msb/vocab.h>
 

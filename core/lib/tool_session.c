@@ -1,0 +1,140 @@
+/*
+ * tool_session.c — building a tool session: the refusals a host meets when it wires a tool,
+ * made at wiring time so that no call ever discovers them.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool_internal.h"
+
+/*
+ * How many directories deep `work_dir` sits once "." and ".." are read. A call path is one
+ * component below work_dir and the reclaim removes it recursively, so a work_dir of "/" would
+ * put every call path one component from the root — a shape no backend removes, so every call
+ * would report a retention failure it could do nothing about.
+ */
+static size_t work_dir_depth(const char *work_dir)
+{
+	size_t depth = 0;
+	const char *p = work_dir;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			depth -= depth > 0;
+		else if (n && !(n == 1 && p[0] == '.'))
+			depth++;
+		p += n;
+	}
+	return depth;
+}
+
+static msb_errc check_options(const msb_tool_options *o, const msb_spec *spec, msb_error *err)
+{
+	if (!o || o->struct_size < offsetof(msb_tool_options, log_ctx) + sizeof o->log_ctx)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool session: options missing, or their struct_size predates "
+				     "msb_tool_options; start from MSB_TOOL_OPTIONS_INIT");
+	if (!o->name || !*o->name)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool session: no name; a tool needs the name the model sees, which "
+				     "every log line and ReclaimFailure carries");
+	if (!isfinite(o->reclaim_timeout) || o->reclaim_timeout <= 0)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool '%s': reclaim_timeout must be a finite positive number of "
+				     "seconds, not %g; it bounds a removal that runs after every call, so "
+				     "an unbounded one is a call that may never return",
+				     o->name, o->reclaim_timeout);
+	if (!spec)
+		return msb_error_set(err, MSB_E_VALUE, "tool '%s': no spec given", o->name);
+	msb_errc rc = msb_spec_validate(spec, err);
+	if (rc)
+		return msb_error_prefix(err, "tool '%s': ", o->name);
+	if (work_dir_depth(spec->work_dir) < 1)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool '%s': the '%s' workload's work_dir is '%s', which leaves a "
+				     "call's own path one component from the guest root; reclaiming one "
+				     "recursively is refused at that depth, so every call would keep its "
+				     "files. Give the workload a directory of its own",
+				     o->name, spec->kind, spec->work_dir);
+	return MSB_OK;
+}
+
+msb_errc msb_tool_session_new(msb_router *router, const msb_caller_context *caller,
+			      const msb_spec *spec, const msb_tool_options *options,
+			      msb_tool_session **out, msb_error *err)
+{
+	*out = NULL;
+	/* Nothing configured is a choice the host made: attach no tool, and say nothing. */
+	if (!router || msb_router_backend_count(router) == 0)
+		return MSB_OK;
+	msb_errc rc = check_options(options, spec, err);
+	if (rc)
+		return rc;
+	if (!caller || !caller->scope || !caller->thread_id)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool '%s': a caller context with scope and thread_id callbacks is "
+				     "required; the key must be read from the host's request at call time",
+				     options->name);
+	/* A backend that cannot honour the spec is a misconfiguration, refused here rather
+	 * than shipped as a tool whose every call degrades. */
+	const msb_backend *chosen = NULL;
+	if ((rc = msb_router_ensure_can_serve(router, spec, &chosen, err)))
+		return msb_error_prefix(err, "tool '%s': ", options->name);
+	msb_tool_session *s = calloc(1, sizeof *s);
+	if (!s)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	s->name = strdup(options->name);
+	if (!s->name || (rc = router_spec_copy(spec, &s->spec, &s->spec_storage, err))) {
+		free(s->name);
+		free(s);
+		return rc ? rc : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	s->router = router;
+	s->caller = caller;
+	s->reclaim_timeout = options->reclaim_timeout;
+	s->on_reclaim_failure = options->on_reclaim_failure;
+	s->on_reclaim_failure_ctx = options->on_reclaim_failure_ctx;
+	s->log = options->log;
+	s->log_ctx = options->log_ctx;
+	*out = s;
+	return MSB_OK;
+}
+
+void msb_tool_session_free(msb_tool_session *s)
+{
+	if (!s)
+		return;
+	free(s->spec_storage);
+	free(s->name);
+	free(s);
+}
+
+const char *msb_tool_session_name(const msb_tool_session *s)
+{
+	return s->name;
+}
+
+const msb_spec *msb_tool_session_spec(const msb_tool_session *s)
+{
+	return &s->spec;
+}
+
+void tool_log(const msb_tool_session *s, const char *fmt, ...)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof line, "tool '%s': ", s->name);
+	va_list ap;
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < sizeof line)
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (s->log)
+		s->log(s->log_ctx, line);
+	else
+		fprintf(stderr, "msb: %s\n", line);
+}

@@ -1,0 +1,10 @@
+# tests/tools: the tool-call session (against the inprocess fake) and the host-tool registry.
+TOOLS_TEST_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS) -ldl
+TOOLS_TESTS = tests/tools/test_tool_session
+check_PROGRAMS += $(TOOLS_TESTS)
+TESTS += $(TOOLS_TESTS)
+tests_tools_test_tool_session_SOURCES = tests/tools/test_tool_session.c $(ROUTER_TEST_FIXTURE)
+tests_tools_test_tool_session_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/inprocess \
+	-I$(top_srcdir)/tests/router
+tests_tools_test_tool_session_LDADD = $(TOOLS_TEST_LDADD)
+EXTRA_tests_tools_test_tool_session_DEPENDENCIES = plugins/inprocess/inprocess.la
