@@ -50,6 +50,8 @@ static const char *const errc_names[MSB_E__COUNT] = {
 	[MSB_E_ARTIFACT_NAME_INVALID] = "SandboxArtifactNameInvalid",
 	[MSB_E_OUTPUT_SINK_REQUIRED] = "SandboxOutputSinkRequired",
 	[MSB_E_OUTPUT_NOT_REGULAR] = "SandboxOutputNotRegular",
+	[MSB_E_HOST_TOOL_NOT_DECLARED] = "HostToolNotDeclared",
+	[MSB_E_HOST_TOOL_IDENTITY_NOT_ALLOWED] = "HostToolIdentityNotAllowed",
 };
 
 const char *msb_errc_name(msb_errc code)

@@ -72,6 +72,9 @@ typedef enum msb_errc {
 	MSB_E_ARTIFACT_NAME_INVALID,    /* SandboxArtifactNameInvalid */
 	MSB_E_OUTPUT_SINK_REQUIRED,     /* SandboxOutputSinkRequired */
 	MSB_E_OUTPUT_NOT_REGULAR,       /* SandboxOutputNotRegular */
+	/* The host-tool registry's registration refusals. */
+	MSB_E_HOST_TOOL_NOT_DECLARED,   /* HostToolNotDeclared */
+	MSB_E_HOST_TOOL_IDENTITY_NOT_ALLOWED, /* HostToolIdentityNotAllowed */
 	MSB_E__COUNT
 } msb_errc;
 
