@@ -46,3 +46,12 @@ tests_backends_gvisor_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_gvisor_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_gvisor_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/gvisor/gvisor.la
+
+# The process backend through sandbox.yaml, the router and the msb_sandbox API.
+check_PROGRAMS += tests/backends/process_router
+TESTS += tests/backends/process_router
+tests_backends_process_router_SOURCES = tests/backends/process_router.c
+tests_backends_process_router_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_process_router_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_process_router_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent plugins/process/process.la

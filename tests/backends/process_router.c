@@ -1,0 +1,168 @@
+/*
+ * process_router.c — the process backend as a host meets it: sandbox.yaml loaded, a router
+ * built over it, sandboxes acquired by key and used through the msb_sandbox API (file
+ * operations against the spec's work_dir, which the agent maps to the sandbox's directory),
+ * `call` scope keeping calls apart, and dispose_scope counting what went.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <msb/config.h>
+#include <msb/msb.h>
+#include <msb/router.h>
+#include <msb/sandbox.h>
+
+#include "msb_test.h"
+
+#define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
+#define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+
+typedef struct ctx {
+	char dir[64];
+	msb_config *cfg;
+	msb_router *router;
+} ctx;
+
+static int setup(void **state)
+{
+	ctx *c = calloc(1, sizeof *c);
+	snprintf(c->dir, sizeof c->dir, "/tmp/msb-process-router-XXXXXX");
+	if (!mkdtemp(c->dir))
+		return -1;
+	char path[128];
+	snprintf(path, sizeof path, "%s/sandbox.yaml", c->dir);
+	FILE *f = fopen(path, "w");
+	fprintf(f,
+		"version: 1\n"
+		"router:\n"
+		"  min_isolation: os_process\n"
+		"backends:\n"
+		"  - plugin: %s\n"
+		"    config:\n"
+		"      state_dir: %s/state\n"
+		"      agent: %s\n"
+		"      run_code: sh\n"
+		"specs:\n"
+		"  chat:\n"
+		"    requires: [exec, run_code, files_in, files_out, files_list, files_delete]\n"
+		"  tool:\n"
+		"    isolation_scope: call\n"
+		"    requires: [exec, files_in, files_out]\n",
+		PLUGIN, c->dir, AGENT);
+	fclose(f);
+	msb_error err = MSB_ERROR_INIT;
+	if (msb_config_load(path, NULL, &c->cfg, &err) != MSB_OK ||
+	    msb_config_router(c->cfg, &c->router, &err) != MSB_OK) {
+		fprintf(stderr, "router over the process backend: %s\n", msb_error_message(&err));
+		return -1;
+	}
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	ctx *c = *state;
+	msb_scope_purge purge = { 0 };
+	msb_router_dispose_scope(c->router, "conv", "t1", &purge);
+	msb_scope_purge_free(&purge);
+	msb_router_free(c->router);
+	msb_config_free(c->cfg);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
+	int rc = system(cmd);
+	free(c);
+	return rc == 0 ? 0 : -1;
+}
+
+static msb_sandbox *acquire(ctx *c, const char *kind, const char *call_id)
+{
+	const msb_spec *spec = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_sandbox *s = NULL;
+	msb_key key = { "conv", "t1", "agent", call_id };
+	if (msb_config_spec_find(c->cfg, kind, &spec, &err) != MSB_OK ||
+	    msb_router_acquire(c->router, &key, spec, &s, &err) != MSB_OK) {
+		fprintf(stderr, "acquire %s: %s\n", kind, msb_error_message(&err));
+		fail();
+	}
+	return s;
+}
+
+static void test_host_round_trip(void **state)
+{
+	ctx *c = *state;
+	msb_sandbox *s = acquire(c, "chat", "");
+	msb_error err = MSB_ERROR_INIT;
+	/* NULL working directory: the spec's /msb/work, which is this sandbox's directory. */
+	assert_int_equal(msb_sandbox_write_file(s, "in/data.txt", "42\n", 3, NULL, &err), MSB_OK);
+	const char *const argv[] = { "sh", "-c", "cat in/data.txt; echo out > result.txt", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(msb_sandbox_exec(s, &req, &res, &err), MSB_OK);
+	assert_string_equal((char *)res.out.data, "42\n");
+	msb_exec_result_free(&res);
+	msb_buf buf = { 0 };
+	assert_int_equal(msb_sandbox_read_file(s, "result.txt", NULL, 100, &buf, &err), MSB_OK);
+	assert_string_equal((char *)buf.data, "out\n");
+	msb_buf_free(&buf);
+	assert_int_equal(msb_sandbox_run_code(s, "pwd >/dev/null && echo ran", 10, &res, &err), MSB_OK);
+	assert_string_equal((char *)res.out.data, "ran\n");
+	msb_exec_result_free(&res);
+	msb_entry_list list = { 0 };
+	assert_int_equal(msb_sandbox_list_dir(s, "", NULL, &list, &err), MSB_OK);
+	assert_int_equal(list.len, 2); /* in/, result.txt */
+	msb_entry_list_free(&list);
+	assert_int_equal(msb_sandbox_remove(s, "in", NULL, true, &err), MSB_OK);
+	msb_sandbox_release(s);
+
+	/* The same key later meets the same sandbox. */
+	s = acquire(c, "chat", "");
+	bool found = false;
+	msb_entry e = { 0 };
+	assert_int_equal(msb_sandbox_stat_file(s, "result.txt", NULL, &e, &found, &err), MSB_OK);
+	assert_true(found);
+	free(e.path);
+	msb_sandbox_release(s);
+}
+
+static void test_call_scope_apart(void **state)
+{
+	ctx *c = *state;
+	msb_sandbox *a = acquire(c, "tool", "call-a"), *b = acquire(c, "tool", "call-b");
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_sandbox_write_file(a, "mine", "a", 1, NULL, &err), MSB_OK);
+	msb_entry e = { 0 };
+	bool found = true;
+	assert_int_equal(msb_sandbox_stat_file(b, "mine", NULL, &e, &found, &err), MSB_OK);
+	assert_false(found); /* another call's leftovers are unreachable */
+	msb_sandbox_release(a);
+	msb_sandbox_release(b);
+
+	msb_scope_purge purge = { 0 };
+	msb_router_dispose_scope(c->router, "conv", "t1", &purge);
+	assert_int_equal(purge.disposed, 3); /* chat, and one sandbox per call */
+	assert_false(purge.has_undisposed);
+	msb_scope_purge_free(&purge);
+}
+
+int main(void)
+{
+	if (access(AGENT, X_OK) != 0) {
+		printf("msb-agent is not built at %s\n", AGENT);
+		return MSB_TEST_SKIP;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_host_round_trip),
+		cmocka_unit_test(test_call_scope_apart),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
