@@ -1,6 +1,6 @@
 /*
  * plugins/gvisor/gvisor.c — the `gvisor` backend (rung hardened_container): each sandbox a
- * long-lived gVisor container (runsc create + start) whose only process is msb's guest
+ * long-lived gVisor container (runsc run --detach) whose only process is msb's guest
  * agent, reached over a unix socket the agent binds on a dedicated bind mount.
  *
  * What draws the boundary: gVisor's user-space kernel (the Sentry) between every command
@@ -14,8 +14,8 @@
  * sandbox start (~0.3 s here) per exec, and loses processes a command leaves behind; the
  * agent makes warm exec a socket round trip plus a fork inside the Sentry.
  *
- * This file is the boundary driver: start (bundle, runsc create/start), stop (runsc kill
- * and delete, then verify) and alive; the SDK's driver does the rest (msb/driver.h).
+ * This file is the boundary driver: start (bundle, runsc run --detach under a reaper), stop
+ * (runsc delete --force, then verify) and alive; the SDK's driver does the rest (msb/driver.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -143,23 +143,20 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = gvisor_bundle_write(ctx, box, root, chan, err);
 	int status = 0;
 	if (rc == MSB_OK) {
-		const char *args[] = { "create", "--bundle", bundle, "--pid-file", pid_file, box->name, NULL };
-		rc = gvisor_runsc(ctx, box->config->state_dir, args, log, RUNSC_TIMEOUT, &status, err);
+		/* run --detach: create and start in one runsc invocation, returning at once. */
+		const char *args[] = { "run", "--detach", "--bundle", bundle, "--pid-file", pid_file,
+				       box->name, NULL };
+		rc = gvisor_runsc_reaped(ctx, box->config->state_dir, args, log, RUNSC_TIMEOUT, &status,
+					 err);
 		if (rc == MSB_OK && status != 0)
-			rc = runsc_failed(box, "create", status, log, err);
+			rc = runsc_failed(box, "run --detach", status, log, err);
 	}
 	pid_t pid = rc == MSB_OK ? read_pid_file(pid_file) : 0;
 	if (rc == MSB_OK && pid <= 0)
-		rc = msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: runsc create wrote "
+		rc = msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: runsc run wrote "
 				   "no pid file", box->name);
 	if (rc == MSB_OK)
 		rc = msb_driver_write_pid(box, pid, err);
-	if (rc == MSB_OK) {
-		const char *args[] = { "start", box->name, NULL };
-		rc = gvisor_runsc(ctx, box->config->state_dir, args, log, RUNSC_TIMEOUT, &status, err);
-		if (rc == MSB_OK && status != 0)
-			rc = runsc_failed(box, "start", status, log, err);
-	}
 	free(chan);
 	free(log);
 	free(bundle);

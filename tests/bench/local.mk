@@ -64,3 +64,11 @@ tests_bench_bench_conformance_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_conformance_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la sdk/libmsb-sdk.la
 EXTRA_tests_bench_bench_conformance_DEPENDENCIES = tests/conformance/conf_good.la \
 	plugins/process/process.la plugins/bwrap/bwrap.la sdk/agent/msb-agent
+
+# The gvisor backend against `runsc run … true`, in one run.
+BENCHES += tests/bench/bench_gvisor
+tests_bench_bench_gvisor_SOURCES = tests/bench/bench_gvisor.c
+tests_bench_bench_gvisor_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_gvisor_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+tests_bench_bench_gvisor_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/gvisor/gvisor.la

@@ -1,0 +1,158 @@
+/*
+ * bench_gvisor.c — the gvisor backend against the bare engine, in one run.
+ *
+ *   bare run    `runsc run` of a bundle whose process is /bin/true, with the backend's
+ *               platform and flags: what one command costs in a fresh gVisor sandbox
+ *   cold        acquire a new key + exec `true` + dispose, through the loaded plugin
+ *               (runsc run --detach, the agent, runsc delete)
+ *   warm        exec `true` in a live sandbox: a socket round trip plus a fork in the Sentry
+ *   warm stat   a stat_file round trip: the channel alone, no process started
+ *
+ * The comparison that chose the design: `runsc run` per command costs a bare run every
+ * time; the long-lived container with the agent pays it once, then a warm exec per command.
+ * Targets (issue 8): cold within 1.1x the bare run; warm exec under 2 ms.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../backends/gvisor_fixture.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One `runsc run` of /bin/true; ms, or -1. */
+static double bare_run(const char *dir, int i)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "%s --root=%s/bare-root --platform=ptrace --network=none run --bundle %s/bare "
+		 "bare-%d >/dev/null 2>&1", GVISOR_RUNSC, dir, dir, i);
+	double t0 = now_ms();
+	int rc = system(cmd);
+	return rc == 0 ? now_ms() - t0 : -1;
+}
+
+static msb_errc exec_true(gvisor_fixture *fx, msb_sandbox_handle *h)
+{
+	const char *argv[] = { "true", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 30 };
+	msb_exec_result res = { 0 };
+	msb_errc rc = fx->ops->exec(h, &req, &res, NULL);
+	if (rc == MSB_OK && res.exit_code != 0)
+		rc = MSB_E_BACKEND;
+	msb_exec_result_free(&res);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	rounds = rounds < 1 ? 1 : rounds > 32 ? 32 : rounds;
+	char why[1024];
+	if (!gvisor_fixture_usable(why, sizeof why)) {
+		printf("bench_gvisor: skipped: %s\n", why);
+		return 0;
+	}
+	gvisor_fixture fx;
+	msb_error err = MSB_ERROR_INIT;
+	if (gvisor_fixture_open(&fx, NULL, "platform: ptrace\n", &err) != MSB_OK) {
+		fprintf(stderr, "bench_gvisor: %s\n", msb_error_message(&err));
+		return 1;
+	}
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "mkdir -p %s/bare && printf '%%s' '{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":"
+		 "[\"/bin/true\"],\"cwd\":\"/\",\"user\":{\"uid\":0,\"gid\":0}},\"root\":{\"path\":\"/\","
+		 "\"readonly\":true},\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},"
+		 "{\"type\":\"mount\"}]}}' > %s/bare/config.json", fx.state, fx.state);
+	if (system(cmd) != 0)
+		return 1;
+	msb_spec spec;
+	msb_spec_init(&spec, "bench");
+
+	double bare[32], cold[32];
+	for (int i = 0; i < rounds; i++) {
+		bare[i] = bare_run(fx.state, i);
+		char thread[32];
+		snprintf(thread, sizeof thread, "cold-%d", i);
+		msb_key key = { "bench", thread, "agent", "" };
+		msb_sandbox_handle *h = NULL;
+		double t0 = now_ms();
+		if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK || exec_true(&fx, h)) {
+			fprintf(stderr, "bench_gvisor: cold: %s\n", msb_error_message(&err));
+			return 1;
+		}
+		double t1 = now_ms();
+		fx.ops->release(h);
+		msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+		if (fx.ops->dispose(fx.self, &key, &f)) {
+			fprintf(stderr, "bench_gvisor: dispose: %s\n", f.detail);
+			return 1;
+		}
+		cold[i] = now_ms() - t0;
+		printf("  round %d: runsc run true %.0f ms; msb acquire+exec %.0f ms, +dispose %.0f ms\n",
+		       i, bare[i], t1 - t0, cold[i]);
+	}
+	double mb = median(bare, (size_t)rounds), mc = median(cold, (size_t)rounds);
+	printf("cold: runsc run true %.0f ms; msb acquire+exec+dispose %.0f ms; ratio %.2fx "
+	       "(target < 1.10x)\n", mb, mc, mc / mb);
+
+	msb_key key = { "bench", "warm", "agent", "" };
+	msb_sandbox_handle *h = NULL;
+	if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK) {
+		fprintf(stderr, "bench_gvisor: warm: %s\n", msb_error_message(&err));
+		return 1;
+	}
+	enum { N = 300 };
+	static double w[N], s[N];
+	for (int i = 0; i < 20; i++)
+		exec_true(&fx, h);
+	for (int i = 0; i < N; i++) {
+		double t0 = now_ms();
+		if (exec_true(&fx, h))
+			return 1;
+		w[i] = now_ms() - t0;
+	}
+	for (int i = 0; i < N; i++) {
+		msb_entry e = { 0 };
+		bool found;
+		double t0 = now_ms();
+		fx.ops->stat_file(h, "nothing", spec.work_dir, &e, &found, NULL);
+		s[i] = now_ms() - t0;
+		free(e.path);
+	}
+	double mw = median(w, N);
+	printf("warm: exec true round trip median %.2f ms (target < 2 ms); stat_file round trip "
+	       "median %.2f ms\n", mw, median(s, N));
+	printf("per command: runsc run %.0f ms vs the agent's warm exec %.2f ms (%.0fx)\n", mb, mw,
+	       mb / mw);
+	fx.ops->release(h);
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	fx.ops->dispose(fx.self, &key, &f);
+	msb_disposal_failure_free(&f);
+	gvisor_fixture_close(&fx);
+	snprintf(cmd, sizeof cmd, "rm -rf %s/bare %s/bare-root", fx.state, fx.state);
+	if (system(cmd) != 0)
+		return 1;
+	return gvisor_fixture_leaks(&fx) ? 1 : 0;
+}
