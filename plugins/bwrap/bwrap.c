@@ -85,22 +85,21 @@ static msb_errc make_traversable(const msb_driver_box *box, long uid, msb_error 
 }
 
 /* The box directory itself, its socket directory and work directory, owned as needed. */
-static msb_errc prepare_dirs(const bwrap_ctx *ctx, const msb_driver_box *box, msb_error *err)
+static msb_errc prepare_dirs(const msb_driver_box *box, long uid, long gid, msb_error *err)
 {
 	char run[PATH_MAX], link[PATH_MAX];
 	path_in(run, sizeof run, box, "run");
 	if (mkdir(run, 0700) != 0 && errno != EEXIST)
 		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create %s", run);
-	if (ctx->cfg.uid >= 0) {
-		msb_errc rc = make_traversable(box, ctx->cfg.uid, err);
+	if (uid >= 0) {
+		msb_errc rc = make_traversable(box, uid, err);
 		if (rc)
 			return rc;
-		if (chmod(box->dir, 0711) != 0 ||
-		    chown(run, (uid_t)ctx->cfg.uid, (gid_t)ctx->cfg.gid) != 0 ||
-		    chown(box->work_dir, (uid_t)ctx->cfg.uid, (gid_t)ctx->cfg.gid) != 0)
+		if (chmod(box->dir, 0711) != 0 || chown(run, (uid_t)uid, (gid_t)gid) != 0 ||
+		    chown(box->work_dir, (uid_t)uid, (gid_t)gid) != 0)
 			return msb_error_set_errno(err, MSB_E_OS, errno,
 						   "bwrap: cannot hand %s to the sandbox's user %ld", box->dir,
-						   ctx->cfg.uid);
+						   uid);
 	}
 	path_in(link, sizeof link, box, "run/agent.sock");
 	unlink(link);
@@ -285,8 +284,10 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	char cgfile[PATH_MAX];
 	path_in(cgfile, sizeof cgfile, box, "cgroup");
 	rc = clear_stale_cgroup(ctx, box, err);
+	long uid, gid;
+	msb_bwrap_config_ids(&ctx->cfg, box->name, &uid, &gid);
 	if (!rc)
-		rc = prepare_dirs(ctx, box, err);
+		rc = prepare_dirs(box, uid, gid, err);
 	if (!rc)
 		rc = open_files(ctx, box, &s, err);
 	if (!rc)
@@ -305,8 +306,8 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 			.argv = s.argv,
 			.log_fd = s.log_fd,
 			.cgroup = s.cgroup,
-			.uid = ctx->cfg.uid,
-			.gid = ctx->cfg.gid,
+			.uid = uid,
+			.gid = gid,
 		};
 		memcpy(launch.fds, s.fds, sizeof launch.fds);
 		rc = msb_bwrap_launch_start(&launch, &pid, err);

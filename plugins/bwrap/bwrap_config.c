@@ -125,9 +125,22 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 		rc = read_cpus(config, &out->limits.cpus, err);
 	if (!rc)
 		rc = msb_node_size(config, "tmp_size", &out->tmp_size, err);
-	if (!rc && geteuid() == 0)
+	const msb_node *user = msb_node_get(config, "user");
+	out->id_base = 1000000;
+	out->id_count = 1000000;
+	if (user && user->kind == MSB_NODE_SCALAR && strcmp(user->scalar, "per-sandbox") == 0)
+		out->per_sandbox_ids = true;
+	else if (!rc && geteuid() == 0)
 		rc = read_id(config, "user", &out->uid, err);
-	if (!rc && geteuid() == 0)
+	if (!rc)
+		rc = msb_node_uint(config, "id_base", &out->id_base, err);
+	if (!rc)
+		rc = msb_node_uint(config, "id_count", &out->id_count, err);
+	if (!rc && (out->id_base == 0 || out->id_count == 0 || out->id_base + out->id_count > 0x7fffffff))
+		rc = msb_node_error(err, msb_node_get(config, "id_base") ? msb_node_get(config, "id_base")
+									   : msb_node_get(config, "id_count"),
+				    MSB_E_CONFIG, "expected 0 < id_base and id_base + id_count <= 2147483647");
+	if (!rc && geteuid() == 0 && !out->per_sandbox_ids)
 		rc = read_id(config, "group", &out->gid, err);
 	if (!rc)
 		rc = msb_node_string(config, "cgroup_parent", &parent, err);
@@ -148,6 +161,21 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 	if (rc)
 		msb_bwrap_config_free(out);
 	return rc;
+}
+
+void msb_bwrap_config_ids(const msb_bwrap_config *cfg, const char *name, long *uid, long *gid)
+{
+	*uid = cfg->uid;
+	*gid = cfg->gid;
+	if (!cfg->per_sandbox_ids || geteuid() != 0)
+		return;
+	/* FNV-1a over the name (itself a hash of the key): stable across processes, so every
+	 * msb that starts this sandbox picks the same ids. Two names may land on one id; the
+	 * sandboxes then share an id as they all would without this option. */
+	uint64_t h = 1469598103934665603u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211u;
+	*uid = *gid = (long)(cfg->id_base + h % cfg->id_count);
 }
 
 msb_errc msb_bwrap_config_image(const msb_bwrap_config *cfg, const char *image, const char **root,

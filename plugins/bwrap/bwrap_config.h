@@ -8,13 +8,18 @@
  *   pids: 256                    pids cgroup ceiling: what holds a fork bomb (0: none)
  *   cpus: 1                      CPU bandwidth, in CPUs (0: none)
  *   tmp_size: 64MiB              the private /tmp's tmpfs size
- *   user: 65534, group: 65534    host ids the sandbox runs as when msb runs as root
+ *   user: 65534, group: 65534    host ids the sandbox runs as when msb runs as root;
+ *                                `user: per-sandbox` gives each sandbox ids of its own,
+ *                                id_base + a hash of its name modulo id_count (user and
+ *                                group alike), so one sandbox's files are not another's
+ *   id_base: 1000000, id_count: 1000000   the range per-sandbox ids are drawn from
  *   cgroup_parent: msb/bwrap     where the per-sandbox cgroups go, in every hierarchy
  *   stop_timeout: 10s            how long disposal waits for the cgroup to empty
  */
 #ifndef MSB_BWRAP_CONFIG_H
 #define MSB_BWRAP_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +28,7 @@
 
 #define MSB_BWRAP_CONFIG_KEYS                                                          \
 	"bwrap", "images", "memory", "pids", "cpus", "tmp_size", "user", "group",     \
-		"cgroup_parent", "stop_timeout"
+		"cgroup_parent", "stop_timeout", "id_base", "id_count"
 
 typedef struct msb_bwrap_image {
 	char *name;
@@ -37,12 +42,16 @@ typedef struct msb_bwrap_config {
 	msb_cgroup_limits limits;
 	uint64_t tmp_size;
 	long uid, gid;            /* -1: run as the caller (msb is not root) */
+	bool per_sandbox_ids;     /* uid = gid = id_base + hash(name) % id_count */
+	uint64_t id_base, id_count;
 	char *cgroup_parent;
 	double stop_timeout;      /* seconds */
 } msb_bwrap_config;
 
 /* Read the plugin's keys from `config` (may be NULL): defaults for what is absent. */
 msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, msb_error *err);
+/* The host ids the sandbox `name` runs as (-1, -1 when msb is not root). */
+void msb_bwrap_config_ids(const msb_bwrap_config *cfg, const char *name, long *uid, long *gid);
 /* The image root for `image` (NULL for the built-in host image); MSB_E_VALUE when unknown. */
 msb_errc msb_bwrap_config_image(const msb_bwrap_config *cfg, const char *image, const char **root,
 				msb_error *err);

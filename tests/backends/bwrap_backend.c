@@ -625,6 +625,48 @@ static void a_dead_sandbox_is_replaced(void **state)
 	assert_int_equal(access(first_dir, F_OK), -1);
 }
 
+/* `user: per-sandbox`: each sandbox runs as ids of its own, and owns its work directory. */
+static void per_sandbox_ids(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	bwrap_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(bwrap_fixture_open(&mine, NULL, "user: per-sandbox\nid_base: 3000000\nid_count: 1000\n",
+					    &err), MSB_OK);
+	long ids[2];
+	for (int i = 0; i < 2; i++) {
+		msb_key k = key_of(i ? "ids-b" : "ids-a", NULL);
+		msb_sandbox_handle *h = NULL;
+		assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_OK);
+		const char *argv[] = { "sh", "-c", "id -u; id -g", NULL };
+		msb_exec_request req = { .argv = argv, .timeout = 10 };
+		msb_exec_result r = { 0 };
+		assert_int_equal(mine.ops->exec(h, &req, &r, &err), MSB_OK);
+		long uid = -1, gid = -1;
+		assert_int_equal(sscanf(out_of(&r), "%ld %ld", &uid, &gid), 2);
+		msb_exec_result_free(&r);
+		assert_true(uid >= 3000000 && uid < 3001000);
+		assert_int_equal(gid, uid);
+		struct stat st;
+		assert_int_equal(stat(msb_driver_sandbox_box(h)->work_dir, &st), 0);
+		assert_int_equal((long)st.st_uid, uid);
+		assert_int_equal(st.st_mode & 0777, 0700);
+		ids[i] = uid;
+		mine.ops->release(h);
+	}
+	/* These two names hash apart in a range of 1000 (fixed keys, so fixed names). */
+	assert_true(ids[0] != ids[1]);
+	msb_scope_purge purge = { 0 };
+	mine.ops->dispose_scope(mine.self, "test", "ids-a", &purge);
+	mine.ops->dispose_scope(mine.self, "test", "ids-b", &purge);
+	assert_false(purge.has_undisposed);
+	msb_scope_purge_free(&purge);
+	bwrap_fixture_close(&mine);
+	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
+}
+
 /* ---- disposal is truthful ---------------------------------------------------------- */
 
 /* Write "0" (the writer) into `procs`. */
@@ -826,6 +868,7 @@ int main(void)
 		cmocka_unit_test(escaped_daemon_dies_at_dispose),
 		cmocka_unit_test(timeout_and_output_cap),
 		cmocka_unit_test(a_dead_sandbox_is_replaced),
+		cmocka_unit_test(per_sandbox_ids),
 		cmocka_unit_test(a_dispose_that_did_not_land_says_so),
 		cmocka_unit_test(unknown_image_is_refused),
 		cmocka_unit_test(unsearchable_state_parent_is_refused),

@@ -71,7 +71,8 @@ static void a_valid_config_opens(void **state_)
 	(void)state_;
 	msb_error err = MSB_ERROR_INIT;
 	msb_errc rc = open_with("memory: 256MiB\npids: 64\ncpus: 0.5\ntmp_size: 16MiB\n"
-				"cgroup_parent: msb-test/x\nimages:\n  tiny: /tmp\n", &err);
+				"cgroup_parent: msb-test/x\nimages:\n  tiny: /tmp\n"
+				"user: per-sandbox\nid_base: 500000\nid_count: 10\nstop_timeout: 2s\n", &err);
 	if (rc)
 		fail_msg("%s", msb_error_message(&err));
 	msb_error_clear(&err);
@@ -91,7 +92,11 @@ static void bad_configs_are_refused(void **state_)
 	refused("memory: lots\n", MSB_E_CONFIG, "memory");
 	refused("bwrap: /no/such/bwrap\n", MSB_E_CONFIG, "not executable");
 	refused("bwrap: no-such-engine-here\n", MSB_E_BACKEND, "not found on PATH");
+	refused("user: per-sandbox\nid_base: 0\n", MSB_E_CONFIG, "id_base");
+	refused("id_base: 2147483000\nid_count: 1000\n", MSB_E_CONFIG, "2147483647");
+	refused("stop_timeout: 0\n", MSB_E_CONFIG, "positive duration");
 	if (geteuid() == 0) {
+		refused("user: nobody\n", MSB_E_CONFIG, "user");
 		refused("user: 0\n", MSB_E_CONFIG, "must not run as root");
 		refused("group: 0\n", MSB_E_CONFIG, "must not run as root");
 	}
