@@ -219,9 +219,10 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 }
 
 /*
- * The driver has asked the agent to shut down and will SIGKILL the recorded pid: the
- * agent is its pid namespace's init, so the kernel kills everything left in it. Nothing
- * else of this boundary outlives it (no mounts, no cgroups).
+ * The driver SIGKILLs the recorded pid after this (pid_ends_all): the agent is its pid
+ * namespace's init, and the kernel kills everything in the namespace — daemons that left
+ * their command's session included — before the init itself is gone. Nothing else of this
+ * boundary outlives it (no mounts, no cgroups).
  */
 static bool process_stop(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure)
 {
@@ -259,6 +260,7 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	b.ctx_free = free;
 	b.start = process_start;
 	b.stop = process_stop;
+	b.pid_ends_all = true; /* the agent is its pid namespace's init */
 	return msb_driver_init(&b, config, host, keys, self, err);
 }
 

@@ -270,8 +270,11 @@ bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_f
 {
 	bool left = false;
 	msb_disposal_failure f = { 0 };
-	/* Ask the agent first: it kills what its commands left running, daemons included. */
-	msb_agent_client *client = connect_live(inst, p, 1.0);
+	/*
+	 * Ask the agent first: it kills what its commands left running, daemons included —
+	 * unless the boundary's own death does that (a pid namespace's init).
+	 */
+	msb_agent_client *client = inst->boundary.pid_ends_all ? NULL : connect_live(inst, p, 1.0);
 	if (client) {
 		/* Given the chance, the agent kills its descendants and exits on its own. */
 		if (msb_agent_shutdown(client, 2.0, NULL) == MSB_OK)

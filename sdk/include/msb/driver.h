@@ -101,9 +101,17 @@ typedef struct msb_boundary {
 	bool (*stop)(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure);
 	/* Optional: whether the boundary is alive beyond its pid (NULL: the pid alone). */
 	bool (*alive)(void *ctx, const msb_driver_box *box);
+	/*
+	 * true when the recorded pid is the init of a pid namespace that holds everything the
+	 * sandbox runs: the kernel kills the whole namespace when it dies, so disposal SIGKILLs
+	 * it at once instead of first asking the agent to SHUTDOWN (a connection, a HELLO and
+	 * a kill walk saved). Leave false when anything could outlive that pid.
+	 */
+	bool pid_ends_all;
 } msb_boundary;
 
-#define MSB_BOUNDARY_INIT { (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL }
+#define MSB_BOUNDARY_INIT                                                                  \
+	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
