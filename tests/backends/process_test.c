@@ -240,6 +240,29 @@ static void test_config_refused(void **state)
 	assert_int_equal(err.code, MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "rlimit_nprocs"));
 	msb_error_clear(&err);
+	/* Values of the wrong shape, each refused naming the key and why. */
+	static const struct {
+		const char *key, *value, *words;
+	} bad[] = {
+		{ "state_dir", "relative/dir", "must be an absolute path" },
+		{ "max_output", "64MiB", "per-stream ceiling" },
+		{ "timeout", "0", "positive duration" },
+		{ "rlimit_nproc", "many", "rlimit_nproc" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cfg_init(&c);
+		if (!strcmp(bad[i].key, "state_dir"))
+			c.vals[0].scalar = bad[i].value;
+		else if (!strcmp(bad[i].key, "timeout"))
+			c.vals[3].scalar = bad[i].value;
+		else
+			cfg_add(&c, bad[i].key, bad[i].value);
+		assert_int_not_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
+		assert_int_equal(err.code, MSB_E_CONFIG);
+		if (!strstr(msb_error_message(&err), bad[i].words))
+			fail_msg("%s: %s", bad[i].key, msb_error_message(&err));
+		msb_error_clear(&err);
+	}
 	/* A state directory another user could tamper with is refused. */
 	if (geteuid() == 0) {
 		char foreign[128], nested[160];
