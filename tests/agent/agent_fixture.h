@@ -36,6 +36,12 @@ typedef struct agent_fixture {
 	int fd;            /* --fd mode: the host's end */
 } agent_fixture;
 
+/*
+ * Every started agent, so a test that fails half-way (cmocka leaves the test function at
+ * the failed assertion) still has its agent stopped by fixture_stop_all() in teardown.
+ */
+static agent_fixture *fixture_live[8];
+
 static inline void fixture_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -127,6 +133,11 @@ static inline void fixture_start(agent_fixture *f, const char *mode, const char 
 		perror("exec msb-agent");
 		_exit(127);
 	}
+	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++)
+		if (!fixture_live[i]) {
+			fixture_live[i] = f;
+			break;
+		}
 	close(ready[1]);
 	char b;
 	if (read(ready[0], &b, 1) != 1) {
@@ -143,6 +154,9 @@ static inline void fixture_start(agent_fixture *f, const char *mode, const char 
 /* Stop the agent (SIGTERM makes it kill what it started), reap it, remove the directory. */
 static inline void fixture_stop(agent_fixture *f)
 {
+	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++)
+		if (fixture_live[i] == f)
+			fixture_live[i] = NULL;
 	if (f->pid > 0) {
 		kill(f->pid, SIGTERM);
 		for (int i = 0; i < 400; i++) {
@@ -165,6 +179,14 @@ static inline void fixture_stop(agent_fixture *f)
 			fprintf(stderr, "could not remove %s\n", f->dir);
 		f->dir[0] = '\0';
 	}
+}
+
+/* Stop whatever a failed test left running. */
+static inline void fixture_stop_all(void)
+{
+	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++)
+		if (fixture_live[i])
+			fixture_stop(fixture_live[i]);
 }
 
 #endif

@@ -43,6 +43,7 @@ static int teardown(void **state)
 	ctx *c = *state;
 	msb_agent_client_close(c->client);
 	fixture_stop(&c->fx);
+	fixture_stop_all(); /* agents a failed test started for itself */
 	free(c);
 	return 0;
 }
@@ -256,7 +257,7 @@ static void test_queued_behind_another_call(void **state)
 static void test_agent_started_without_std_fds(void **state)
 {
 	static const char *const extra[] = { "--run-code", "sh", NULL };
-	agent_fixture fx;
+	static agent_fixture fx; /* static: teardown may have to stop it */
 	fixture_close_std = 1;
 	fixture_start(&fx, "--listen", extra);
 	fixture_close_std = 0;

@@ -42,6 +42,7 @@ static int teardown(void **state)
 	ctx *c = *state;
 	msb_agent_client_close(c->client);
 	fixture_stop(&c->fx);
+	fixture_stop_all(); /* agents a failed test started for itself */
 	free(c);
 	return 0;
 }
@@ -238,7 +239,7 @@ static void test_device_mode(void **state)
 	assert_int_equal(tcgetattr(slave, &t), 0);
 	cfmakeraw(&t);
 	assert_int_equal(tcsetattr(slave, TCSANOW, &t), 0);
-	agent_fixture fx;
+	static agent_fixture fx; /* static: teardown may have to stop it */
 	fixture_device = slave_path;
 	fixture_start(&fx, "--device", NULL);
 	msb_agent_client *client = NULL;

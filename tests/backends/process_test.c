@@ -772,9 +772,25 @@ static int group_setup(void **state)
 	return 0;
 }
 
+/* Unmount whatever a failed test left mounted under the state directory. */
+static void unmount_leftovers(void)
+{
+	FILE *m = fopen("/proc/self/mounts", "r");
+	char line[4096];
+	while (m && fgets(line, sizeof line, m)) {
+		char dev[256], dir[3000];
+		if (sscanf(line, "%255s %2999s", dev, dir) == 2 &&
+		    !strncmp(dir, state_dir, strlen(state_dir)))
+			umount2(dir, MNT_DETACH);
+	}
+	if (m)
+		fclose(m);
+}
+
 /* Whatever a failed test left: dispose every sandbox in the state dir, then remove it. */
 static int group_teardown(void **state)
 {
+	unmount_leftovers();
 	cfg c;
 	cfg_init(&c);
 	msb_loader *loader;
