@@ -239,6 +239,16 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 				     "backend qemu: no guest kernel in %s; fetch it with "
 				     "plugins/qemu/fetch-guest.sh %s (or set guest_dir)",
 				     ctx->guest_dir, ctx->guest_dir);
+	/*
+	 * The guest's root is the initramfs: busybox and the agent. There is no image store to
+	 * resolve another name from, and running a spec that asked for one in it would be a
+	 * silent substitution.
+	 */
+	const char *image = box->spec->image;
+	if (image && *image && strcmp(image, "busybox"))
+		return msb_error_set(err, MSB_E_VALUE, "backend qemu: image \"%s\" refused: the "
+				     "microVM's root is its initramfs (busybox and the agent); only "
+				     "\"busybox\" or no image can run here", image);
 	/* QEMU reads ',' in an option value as a separator; a state path holding one would split. */
 	if (strchr(box->dir, ','))
 		return msb_error_set(err, MSB_E_CONFIG, "backend qemu: state_dir %s refused: QEMU "

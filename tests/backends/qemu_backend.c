@@ -403,6 +403,17 @@ static void config_refusals(void **state)
 	msb_error_clear(&err);
 	qemu_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
+
+	/* An image the guest cannot be is refused by name, before anything boots. */
+	assert_int_equal(qemu_fixture_open(&bad, NULL, "", &err), MSB_OK);
+	msb_spec other = spec;
+	other.image = "debian:12";
+	assert_int_equal(bad.ops->acquire(bad.self, &k, &other, &h, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "debian:12"));
+	assert_non_null(strstr(msb_error_message(&err), "busybox"));
+	msb_error_clear(&err);
+	qemu_fixture_close(&bad);
+	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 }
 
 int main(void)

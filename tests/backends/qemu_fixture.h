@@ -34,11 +34,18 @@ typedef struct qemu_fixture {
 	msb_backend_instance *self;
 } qemu_fixture;
 
-/* The guest directory: $MSB_QEMU_GUEST, else the build tree's (make qemu-guest). */
+/*
+ * The guest directory: $MSB_QEMU_GUEST, else the build tree's (make qemu-guest), else the
+ * installed one (make install-qemu-guest, what the README's set-up runs).
+ */
 static inline const char *qemu_fixture_guest(void)
 {
 	const char *g = getenv("MSB_QEMU_GUEST");
-	return g && *g ? g : QEMU_GUEST;
+	if (g && *g)
+		return g;
+	if (access(QEMU_GUEST "/vmlinuz", R_OK) != 0 && access(MSB_DATADIR "/qemu/vmlinuz", R_OK) == 0)
+		return MSB_DATADIR "/qemu";
+	return QEMU_GUEST;
 }
 
 /* Whether a real microVM can be booted here; `why` says what is missing. */
@@ -51,8 +58,8 @@ static inline bool qemu_fixture_usable(char *why, size_t n)
 		return false;
 	}
 	if (access(kernel, R_OK) != 0) {
-		snprintf(why, n, "no guest kernel at %s: run `make qemu-guest` (plugins/qemu/fetch-guest.sh)",
-			 kernel);
+		snprintf(why, n, "no guest kernel at %s (nor in " MSB_DATADIR "/qemu): run `make "
+			 "qemu-guest` or plugins/qemu/fetch-guest.sh", kernel);
 		return false;
 	}
 	return true;
