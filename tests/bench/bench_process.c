@@ -10,7 +10,8 @@
  *               about a millisecond
  *   warm        exec `true` in a live sandbox: a socket round trip plus a fork in the guest
  *
- * Targets (issue 7): cold within 1.1x (bare + agent start); warm under 1 ms.
+ * Targets (issue 7): cold within 1.1x (bare + agent start); warm under 1 ms. Figures are
+ * medians of interleaved samples (see main), because the machine is shared.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -164,35 +165,43 @@ static void dispose(bench_backend *b, const msb_key *key)
 	}
 }
 
-typedef struct cold_run {
-	double total, acquire, exec, dispose;
-} cold_run;
-
-/* acquire a new key + exec true + dispose, n times, with the state directory at `dir`. */
-static cold_run run_cold(const char *dir, int n)
+/* One cold cycle: acquire a new key, exec true, dispose; the three times in ms. */
+static void cold_once(bench_backend *b, int i, double *acq, double *ex, double *disp)
 {
-	bench_backend b;
-	open_backend(&b, dir);
-	cold_run r = { 0 };
-	for (int i = 0; i < n; i++) {
-		char thread[32];
-		snprintf(thread, sizeof thread, "cold-%d", i);
-		msb_key key = { "bench", thread, "agent", "" };
-		double t0 = now_ms();
-		msb_sandbox_handle *h = acquire(&b, &key);
-		double t1 = now_ms();
-		exec_true(&b, h);
-		b.ops->release(h);
-		double t2 = now_ms();
-		dispose(&b, &key);
-		double t3 = now_ms();
-		r.acquire += (t1 - t0) / n, r.exec += (t2 - t1) / n, r.dispose += (t3 - t2) / n;
-	}
-	r.total = r.acquire + r.exec + r.dispose;
-	msb_backend_close(b.backend);
-	msb_loader_free(b.loader);
-	return r;
+	char thread[32];
+	snprintf(thread, sizeof thread, "cold-%d", i);
+	msb_key key = { "bench", thread, "agent", "" };
+	double t0 = now_ms();
+	msb_sandbox_handle *h = acquire(b, &key);
+	double t1 = now_ms();
+	exec_true(b, h);
+	b->ops->release(h);
+	double t2 = now_ms();
+	dispose(b, &key);
+	double t3 = now_ms();
+	*acq = t1 - t0, *ex = t2 - t1, *disp = t3 - t2;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void close_backend(bench_backend *b)
+{
+	msb_backend_close(b->backend);
+	msb_loader_free(b->loader);
+}
+
+#define COLD_ROUNDS 60
+#define WARM_ROUNDS 1000
 
 int main(void)
 {
@@ -201,61 +210,77 @@ int main(void)
 		return 0;
 	}
 	char dir[] = "/tmp/msb-bench-process-XXXXXX";
+	char shm[] = "/dev/shm/msb-bench-process-XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
-	const int n_bare = 300, n_start = 40, n_cold = 40, n_warm = 2000;
-
-	for (int i = 0; i < 20; i++)
-		bare_true();
-	double t = now_ms();
-	for (int i = 0; i < n_bare; i++)
-		bare_true();
-	double bare = (now_ms() - t) / n_bare;
-
-	/* The baseline starts its agent where the tmpfs cold runs keep their state. */
-	char shm[] = "/dev/shm/msb-bench-process-XXXXXX";
 	bool have_shm = mkdtemp(shm) != NULL;
+	/* The baseline starts its agent where the tmpfs cold runs keep their state. */
 	const char *fast = have_shm ? shm : dir;
+
+	/*
+	 * Every figure is the median of samples taken interleaved — one bare run, one agent
+	 * start, one cold cycle on tmpfs, one on disk, and round again — so a burst of load
+	 * from elsewhere on the machine lands on baseline and subject alike.
+	 */
+	static double bare[COLD_ROUNDS], start[COLD_ROUNDS], cold[COLD_ROUNDS], acq[COLD_ROUNDS],
+		ex[COLD_ROUNDS], disp[COLD_ROUNDS], cold_disk[COLD_ROUNDS], acq_d[COLD_ROUNDS],
+		ex_d[COLD_ROUNDS], disp_d[COLD_ROUNDS];
+	bench_backend mem, disk;
+	open_backend(&mem, fast);
+	open_backend(&disk, dir);
+	for (int i = 0; i < 10; i++)
+		bare_true();
 	agent_start(fast);
-	t = now_ms();
-	for (int i = 0; i < n_start; i++)
+	for (int r = 0; r < COLD_ROUNDS; r++) {
+		double t = now_ms();
+		bare_true();
+		bare[r] = now_ms() - t;
+		t = now_ms();
 		agent_start(fast);
-	double start = (now_ms() - t) / n_start;
+		start[r] = now_ms() - t;
+		cold_once(&mem, r, &acq[r], &ex[r], &disp[r]);
+		cold[r] = acq[r] + ex[r] + disp[r];
+		cold_once(&disk, r, &acq_d[r], &ex_d[r], &disp_d[r]);
+		cold_disk[r] = acq_d[r] + ex_d[r] + disp_d[r];
+	}
+	close_backend(&disk);
 
-	cold_run disk = run_cold(dir, n_cold);
-	cold_run mem = have_shm ? run_cold(shm, n_cold) : disk;
-	double cold = mem.total;
-
-	bench_backend b;
-	open_backend(&b, have_shm ? shm : dir);
+	static double warm[WARM_ROUNDS], warm_bare[WARM_ROUNDS];
 	msb_key key = { "bench", "warm", "agent", "" };
-	msb_sandbox_handle *h = acquire(&b, &key);
+	msb_sandbox_handle *h = acquire(&mem, &key);
 	for (int i = 0; i < 50; i++)
-		exec_true(&b, h);
-	t = now_ms();
-	for (int i = 0; i < n_warm; i++)
-		exec_true(&b, h);
-	double warm = (now_ms() - t) / n_warm;
-	b.ops->release(h);
-	dispose(&b, &key);
-	msb_backend_close(b.backend);
-	msb_loader_free(b.loader);
+		exec_true(&mem, h);
+	for (int r = 0; r < WARM_ROUNDS; r++) {
+		double t = now_ms();
+		exec_true(&mem, h);
+		warm[r] = now_ms() - t;
+		t = now_ms();
+		bare_true();
+		warm_bare[r] = now_ms() - t;
+	}
+	mem.ops->release(h);
+	dispose(&mem, &key);
+	close_backend(&mem);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s %s", dir, have_shm ? shm : "");
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench_process: could not remove %s\n", dir);
 
-	printf("bare fork+exec true:              %8.3f ms\n", bare);
-	printf("bare agent start (netns+pidns):   %8.3f ms\n", start);
+	double m_bare = median(bare, COLD_ROUNDS), m_start = median(start, COLD_ROUNDS);
+	double m_cold = median(cold, COLD_ROUNDS), m_disk = median(cold_disk, COLD_ROUNDS);
+	double m_warm = median(warm, WARM_ROUNDS), m_wbare = median(warm_bare, WARM_ROUNDS);
+	printf("medians of %d interleaved rounds (warm: %d)\n", COLD_ROUNDS, WARM_ROUNDS);
+	printf("bare fork+exec true:              %8.3f ms\n", m_bare);
+	printf("bare agent start (netns+pidns):   %8.3f ms\n", m_start);
 	printf("cold acquire+exec true+dispose:   %8.3f ms  = %.2fx (bare + agent start)  [target <= 1.1x]"
-	       "  (state dir on tmpfs)\n", cold, cold / (bare + start));
-	printf("  of which acquire %.3f ms, first exec %.3f ms, dispose %.3f ms\n", mem.acquire,
-	       mem.exec, mem.dispose);
+	       "  (state dir on tmpfs)\n", m_cold, m_cold / (m_bare + m_start));
+	printf("  of which acquire %.3f ms, first exec %.3f ms, dispose %.3f ms\n",
+	       median(acq, COLD_ROUNDS), median(ex, COLD_ROUNDS), median(disp, COLD_ROUNDS));
 	printf("cold, state dir on the disk (/tmp): %6.3f ms  = %.2fx (bare + agent start)\n",
-	       disk.total, disk.total / (bare + start));
-	printf("  of which acquire %.3f ms, first exec %.3f ms, dispose %.3f ms\n", disk.acquire,
-	       disk.exec, disk.dispose);
-	printf("warm exec true round trip:        %8.3f ms  = %.2fx bare fork+exec        [target < 1 ms]\n",
-	       warm, warm / bare);
+	       m_disk, m_disk / (m_bare + m_start));
+	printf("  of which acquire %.3f ms, first exec %.3f ms, dispose %.3f ms\n",
+	       median(acq_d, COLD_ROUNDS), median(ex_d, COLD_ROUNDS), median(disp_d, COLD_ROUNDS));
+	printf("warm exec true round trip:        %8.3f ms  = %.2fx bare fork+exec (%.3f ms)  [target < 1 ms]\n",
+	       m_warm, m_warm / m_wbare, m_wbare);
 	return 0;
 }
