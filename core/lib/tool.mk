@@ -4,3 +4,10 @@ core_libmsb_la_SOURCES += \
 	core/lib/tool_session.c \
 	core/lib/tool_call.c \
 	core/lib/tool_cleanup.c
+core_libmsb_la_SOURCES += \
+	core/lib/host_tool_internal.h \
+	core/lib/host_tool_registry.c \
+	core/lib/host_tool_aggregate.c \
+	core/lib/host_tool_ffi.c \
+	core/lib/host_tool_args.c \
+	core/lib/host_tool_run.c

@@ -8,3 +8,7 @@ tests_tools_test_tool_session_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugin
 	-I$(top_srcdir)/tests/router
 tests_tools_test_tool_session_LDADD = $(TOOLS_TEST_LDADD)
 EXTRA_tests_tools_test_tool_session_DEPENDENCIES = plugins/inprocess/inprocess.la
+TOOLS_TESTS += tests/tools/test_host_tools
+tests_tools_test_host_tools_SOURCES = tests/tools/test_host_tools.c
+tests_tools_test_host_tools_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_tools_test_host_tools_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) -lm

@@ -11,6 +11,7 @@
 #include <msb/backend.h>
 #include <msb/config.h>
 #include <msb/error.h>
+#include <msb/host_tools.h>
 #include <msb/loader.h>
 #include <msb/observer.h>
 #include <msb/outputs.h>
