@@ -10,11 +10,13 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -213,14 +215,32 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 static bool wait_gone(driver_paths *p, int ms)
 {
 	int64_t deadline = msb_agent_now_ms() + ms;
+	pid_t pid = msb_driver_read_live_pid(&p->box);
+	if (!pid)
+		return true;
+	/*
+	 * A pidfd (opened after the start time was checked, so it is this process and not a
+	 * recycled pid) becomes readable the moment the process exits, even for a process
+	 * that is not our child; without one, poll the pid file's process with a backoff.
+	 */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (long us = 50;; us = us < 5000 ? us * 2 : 5000) {
 		if (!msb_driver_read_live_pid(&p->box))
-			return true;
-		if (msb_agent_now_ms() >= deadline)
-			return false;
-		struct timespec ts = { 0, us * 1000L };
-		nanosleep(&ts, NULL);
+			break;
+		int64_t left = deadline - msb_agent_now_ms();
+		if (left <= 0)
+			break;
+		if (pidfd >= 0) {
+			struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+			poll(&pf, 1, (int)left);
+		} else {
+			struct timespec ts = { 0, us * 1000L };
+			nanosleep(&ts, NULL);
+		}
 	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return !msb_driver_read_live_pid(&p->box);
 }
 
 /* SIGKILL the recorded process and wait for it to be gone. */
