@@ -32,6 +32,11 @@ tests_backends_qemu_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_qemu_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_qemu_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/qemu/qemu.la plugins/qemu/msb-qemu-init
+check_PROGRAMS += tests/backends/qemu_initramfs
+TESTS += tests/backends/qemu_initramfs
+tests_backends_qemu_initramfs_SOURCES = tests/backends/qemu_initramfs.c plugins/qemu/initramfs.c
+tests_backends_qemu_initramfs_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_backends_qemu_initramfs_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 check_PROGRAMS += tests/backends/bwrap_config
 TESTS += tests/backends/bwrap_config
 tests_backends_bwrap_config_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
