@@ -150,7 +150,8 @@ static msb_errc clear_stale_cgroup(const bwrap_ctx *ctx, const msb_driver_box *b
 
 typedef struct start_state {
 	int fds[MSB_BWRAP_FD_COUNT];
-	int log_fd;
+	int log_fd;   /* bwrap's stdout and stderr: the write end of a pipe only start reads */
+	int err_fd;   /* our (read) end of it */
 	int ready_fd; /* our end of the agent's --ready-fd pipe */
 	char **agent_argv;
 	char **argv;
@@ -164,6 +165,8 @@ static void start_state_free(start_state *s)
 			close(s->fds[i]);
 	if (s->log_fd >= 0)
 		close(s->log_fd);
+	if (s->err_fd >= 0)
+		close(s->err_fd);
 	if (s->ready_fd >= 0)
 		close(s->ready_fd);
 	free(s->agent_argv);
@@ -182,9 +185,8 @@ static msb_errc open_path(const char *path, int flags, int *fd, msb_error *err)
 static msb_errc open_files(const bwrap_ctx *ctx, const msb_driver_box *box, start_state *s,
 			   msb_error *err)
 {
-	char run[PATH_MAX], log[PATH_MAX];
+	char run[PATH_MAX];
 	path_in(run, sizeof run, box, "run");
-	path_in(log, sizeof log, box, "bwrap.log");
 	msb_errc rc = msb_bwrap_seccomp_fd(&ctx->bpf, &s->fds[0], err);
 	if (!rc)
 		rc = open_path(box->work_dir, O_PATH | O_DIRECTORY, &s->fds[1], err);
@@ -199,10 +201,18 @@ static msb_errc open_files(const bwrap_ctx *ctx, const msb_driver_box *box, star
 		s->ready_fd = ready[0];
 		s->fds[4] = ready[1];
 	}
+	/*
+	 * No host file is handed to the sandbox as its output: bwrap's (and so the agent's)
+	 * stdout and stderr are a pipe that start alone reads, for the reason a start failed,
+	 * and closes once the agent listens. A log file there would be a host file every process
+	 * of the sandbox could reopen through /proc/1/fd when it runs as msb's own user.
+	 */
+	int errpipe[2];
+	if (!rc && pipe2(errpipe, O_CLOEXEC) != 0)
+		rc = msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create a pipe");
 	if (!rc) {
-		s->log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (s->log_fd < 0)
-			rc = msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot open %s", log);
+		s->err_fd = errpipe[0];
+		s->log_fd = errpipe[1];
 	}
 	return rc;
 }
@@ -230,47 +240,63 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);
 }
 
-/* The first line bwrap (or the agent) wrote to the box's log, for a refusal. */
-static void log_line(const msb_driver_box *box, char *out, size_t n)
+/* Append what is readable on `fd` now to `text` (capped), without blocking. */
+static void drain(int fd, char *text, size_t cap)
 {
-	char path[PATH_MAX];
-	path_in(path, sizeof path, box, "bwrap.log");
-	FILE *f = fopen(path, "re");
-	out[0] = '\0';
-	if (f) {
-		if (!fgets(out, (int)n, f))
-			out[0] = '\0';
-		fclose(f);
+	size_t used = strlen(text);
+	char chunk[512];
+	ssize_t n;
+	while ((n = read(fd, chunk, sizeof chunk)) > 0) {
+		size_t take = (size_t)n < cap - 1 - used ? (size_t)n : cap - 1 - used;
+		memcpy(text + used, chunk, take);
+		used += take;
+		text[used] = '\0';
 	}
-	out[strcspn(out, "\n")] = '\0';
 }
 
 /*
  * Wait for the agent's one byte on --ready-fd: the moment it listens, not a poll interval
  * after. End of file first means every holder of the write end is gone — bwrap or the
- * agent died — and the log says why.
+ * agent died — and what bwrap wrote on stderr says why.
  */
 static msb_errc await_ready(const msb_driver_box *box, start_state *s, msb_error *err)
 {
-	close(s->fds[4]); /* our copy of the write end; the sandbox holds its own */
+	/* Our copies of the write ends; the sandbox holds its own. */
+	close(s->fds[4]);
 	s->fds[4] = -1;
-	struct pollfd pfd = { s->ready_fd, POLLIN, 0 };
-	int ms = (int)(box->config->start_timeout * 1000.0);
-	int n;
-	while ((n = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
-		;
-	char byte;
-	if (n > 0 && read(s->ready_fd, &byte, 1) == 1)
-		return MSB_OK;
-	char line[256];
-	log_line(box, line, sizeof line);
-	if (n == 0)
-		return msb_error_set(err, MSB_E_BACKEND,
-				     "bwrap: sandbox %s: the agent did not listen within %.1f s%s%s",
-				     box->name, box->config->start_timeout, line[0] ? ": " : "", line);
-	return msb_error_set(err, MSB_E_BACKEND,
-			     "bwrap: sandbox %s: the sandbox exited before its agent listened%s%s",
-			     box->name, line[0] ? ": " : "", line);
+	close(s->log_fd);
+	s->log_fd = -1;
+	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
+	char said[1024] = "";
+	struct pollfd pfd[2] = { { s->ready_fd, POLLIN, 0 }, { s->err_fd, POLLIN, 0 } };
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(box->config->start_timeout * 1000.0);
+	for (;;) {
+		int64_t left = deadline - msb_agent_now_ms();
+		int n = left > 0 ? poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)left) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0 && pfd[1].fd >= 0 && pfd[1].revents) {
+			drain(s->err_fd, said, sizeof said);
+			if (pfd[1].revents & (POLLHUP | POLLERR))
+				pfd[1].fd = -1; /* nothing more will come: stop polling it */
+		}
+		if (n > 0 && pfd[0].revents) {
+			char byte;
+			if (read(s->ready_fd, &byte, 1) == 1)
+				return MSB_OK;
+			drain(s->err_fd, said, sizeof said);
+			said[strcspn(said, "\n")] = '\0';
+			return msb_error_set(err, MSB_E_BACKEND,
+					     "bwrap: sandbox %s: the sandbox exited before its agent listened%s%s",
+					     box->name, said[0] ? ": " : "", said);
+		}
+		if (n == 0) {
+			said[strcspn(said, "\n")] = '\0';
+			return msb_error_set(err, MSB_E_BACKEND,
+					     "bwrap: sandbox %s: the agent did not listen within %.1f s%s%s",
+					     box->name, box->config->start_timeout, said[0] ? ": " : "", said);
+		}
+	}
 }
 
 static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
@@ -280,7 +306,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	msb_errc rc = msb_bwrap_config_image(&ctx->cfg, box->spec->image, &root, err);
 	if (rc)
 		return rc;
-	start_state s = { .fds = { -1, -1, -1, -1, -1 }, .log_fd = -1, .ready_fd = -1 };
+	start_state s = { .fds = { -1, -1, -1, -1, -1 }, .log_fd = -1, .err_fd = -1, .ready_fd = -1 };
 	char cgfile[PATH_MAX];
 	path_in(cgfile, sizeof cgfile, box, "cgroup");
 	rc = clear_stale_cgroup(ctx, box, err);
@@ -312,10 +338,11 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		memcpy(launch.fds, s.fds, sizeof launch.fds);
 		rc = msb_bwrap_launch_start(&launch, &pid, err);
 	}
-	if (!rc)
-		rc = msb_driver_write_pid(box, pid, err);
+	/* Ready first: a bwrap that failed at once is then reported in its own words. */
 	if (!rc)
 		rc = await_ready(box, &s, err);
+	if (!rc)
+		rc = msb_driver_write_pid(box, pid, err);
 	if (!rc)
 		rc = link_socket(box, err);
 	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, ctx->cfg.stop_timeout, NULL) == MSB_OK)

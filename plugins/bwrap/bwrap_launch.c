@@ -197,6 +197,9 @@ static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd)
 		_exit(127);
 	}
 	close(MSB_BWRAP_FD_BLOCK);
+	/* bwrap may already have failed and closed the gate: a write there must not kill the
+	 * keeper before it reports (set after the fork, since an ignored signal survives exec). */
+	signal(SIGPIPE, SIG_IGN);
 	int e = l->cgroup ? attach_tree(l->cgroup, child) : 0;
 	if (e) {
 		/* The gate stays shut and bwrap is ended before its init could read end-of-file. */
