@@ -70,18 +70,37 @@ int msb_conformance_report_write_text(const msb_conformance_report *r, FILE *out
 	return ferror(out) ? -1 : 0;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (1-4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * A JSON string. The kit's own text is UTF-8 and guest bytes reach it escaped (conf_quote),
+ * but a backend's error message may carry anything: a byte that is not well-formed UTF-8 is
+ * written as \u00XX so the document stays valid JSON.
+ */
 static void json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+		size_t n = utf8_len(p);
 		if (*p == '"' || *p == '\\')
 			fprintf(out, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", out);
-		else if (*p < 0x20 || *p == 0x7f)
+		else if (*p < 0x20 || *p == 0x7f || n == 0)
 			fprintf(out, "\\u%04x", *p);
 		else
-			fputc(*p, out); /* messages quote guest bytes escaped already (conf_quote) */
+			fwrite(p, 1, n, out);
+		p += n ? n : 1;
 	}
 	fputc('"', out);
 }

@@ -255,6 +255,22 @@ static void test_report_formats(void **state)
 	msb_conformance_report_free(na);
 }
 
+/* A backend's message may carry bytes that are not UTF-8; the JSON stays valid, the UTF-8 kept. */
+static void test_json_escapes_non_utf8(void **state)
+{
+	(void)state;
+	msb_conformance_case c = { .suite = "files", .name = "x", .outcome = MSB_CONFORMANCE_FAIL,
+				   .expected = (char *)"caf\xc3\xa9 \xe2\x80\x94 ok",
+				   .seen = (char *)"bad \xff\xc3 \"q\"\n" };
+	msb_conformance_report r = { .plugin = (char *)"p.so", .backend = (char *)"b",
+				     .isolation = (char *)"none", .cases = &c, .len = 1 };
+	char *json = render(&r, msb_conformance_report_write_json);
+	assert_non_null(strstr(json, "\"expected\":\"caf\xc3\xa9 \xe2\x80\x94 ok\""));
+	assert_non_null(strstr(json, "\"seen\":\"bad \\u00ff\\u00c3 \\\"q\\\"\\n\""));
+	assert_non_null(strstr(json, "\"summary\":{\"pass\":0,\"fail\":1,\"skip\":0,\"not_applicable\":0}"));
+	free(json);
+}
+
 int main(void)
 {
 	struct CMUnitTest tests[32];
@@ -265,6 +281,7 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_missing_plugin_refused);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_report_formats);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_allowlist_cases_discriminate);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_json_escapes_non_utf8);
 	static char names[sizeof(caught) / sizeof(caught[0])][128];
 	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++) {
 		snprintf(names[i], sizeof(names[i]), "caught: %s by %s/%s", caught[i].fixture,
