@@ -21,6 +21,7 @@ struct msb_tool_session {
 	void *on_reclaim_failure_ctx;
 	void (*log)(void *ctx, const char *line);
 	void *log_ctx;
+	msb_output_sink *output_sink;   /* borrowed */
 };
 
 /* One detail line to the host's log, prefixed with the tool's name. */

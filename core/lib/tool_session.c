@@ -33,9 +33,35 @@ static size_t work_dir_depth(const char *work_dir)
 	return depth;
 }
 
+/*
+ * The spec's outputs against what the tool can do with them. Both refusals are made here,
+ * after the attach gate, because a tool that cannot honour its own spec should not ship: the
+ * failure would otherwise happen inside the sandbox, where the reason is hardest to see.
+ */
+static msb_errc check_outputs(const msb_tool_options *o, const msb_spec *spec, msb_error *err)
+{
+	bool lands = spec->outputs_named_at_call_time;
+	for (size_t i = 0; i < spec->n_declared_outputs && !lands; i++)
+		lands = spec->declared_outputs[i].disposition == MSB_DISPOSITION_LAND;
+	if (lands && !o->output_sink)
+		return msb_error_set(err, MSB_E_OUTPUT_SINK_REQUIRED,
+				     "tool '%s': the '%s' workload lands artifacts%s and the tool was "
+				     "given no output_sink to land them in",
+				     o->name, spec->kind,
+				     spec->outputs_named_at_call_time ? " (named at call time)" : "");
+	if ((spec->n_declared_outputs || spec->outputs_named_at_call_time) &&
+	    !(spec->requires & MSB_BIT(MSB_CAP_FILES_OUT)))
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool '%s': the '%s' workload declares outputs and does not require "
+				     "'files_out'; grow `requires` from what you declare, or the "
+				     "capability match never asks whether the backend can read them back",
+				     o->name, spec->kind);
+	return MSB_OK;
+}
+
 static msb_errc check_options(const msb_tool_options *o, const msb_spec *spec, msb_error *err)
 {
-	if (!o || o->struct_size < offsetof(msb_tool_options, log_ctx) + sizeof o->log_ctx)
+	if (!o || o->struct_size < offsetof(msb_tool_options, output_sink) + sizeof o->output_sink)
 		return msb_error_set(err, MSB_E_VALUE,
 				     "tool session: options missing, or their struct_size predates "
 				     "msb_tool_options; start from MSB_TOOL_OPTIONS_INIT");
@@ -61,7 +87,7 @@ static msb_errc check_options(const msb_tool_options *o, const msb_spec *spec, m
 				     "recursively is refused at that depth, so every call would keep its "
 				     "files. Give the workload a directory of its own",
 				     o->name, spec->kind, spec->work_dir);
-	return MSB_OK;
+	return check_outputs(o, spec, err);
 }
 
 msb_errc msb_tool_session_new(msb_router *router, const msb_caller_context *caller,
@@ -101,6 +127,7 @@ msb_errc msb_tool_session_new(msb_router *router, const msb_caller_context *call
 	s->on_reclaim_failure_ctx = options->on_reclaim_failure_ctx;
 	s->log = options->log;
 	s->log_ctx = options->log_ctx;
+	s->output_sink = options->output_sink;
 	*out = s;
 	return MSB_OK;
 }
@@ -122,6 +149,11 @@ const char *msb_tool_session_name(const msb_tool_session *s)
 const msb_spec *msb_tool_session_spec(const msb_tool_session *s)
 {
 	return &s->spec;
+}
+
+msb_output_sink *msb_tool_session_output_sink(const msb_tool_session *s)
+{
+	return s->output_sink;
 }
 
 void tool_log(const msb_tool_session *s, const char *fmt, ...)

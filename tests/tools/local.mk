@@ -11,4 +11,4 @@ EXTRA_tests_tools_test_tool_session_DEPENDENCIES = plugins/inprocess/inprocess.l
 TOOLS_TESTS += tests/tools/test_host_tools
 tests_tools_test_host_tools_SOURCES = tests/tools/test_host_tools.c
 tests_tools_test_host_tools_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_tools_test_host_tools_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) -lm
+tests_tools_test_host_tools_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS) -lm

@@ -7,6 +7,7 @@
  * HostToolCalled.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +22,7 @@
 
 /* ---- tools: ordinary C functions ---------------------------------------------------- */
 
-static int tool_runs;
+static _Atomic int tool_runs; /* tools run on the racing test's threads too */
 
 static int lookup(const char *sku, int64_t qty, msb_buf *out, msb_error *err)
 {
@@ -676,6 +677,59 @@ static void host_tool_called_events(void **state)
 	msb_host_tools_free(reg);
 }
 
+/* Calls racing on one run: the response slot is taken before the call, so a cap of one holds. */
+struct racer {
+	msb_host_tool_run *run;
+	msb_host_tool_result r;
+};
+
+static void *race(void *arg)
+{
+	struct racer *x = arg;
+	const msb_host_tool_arg args[] = { STR("text", "ok") };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_host_tool_run_call(x->run, "echo", args, 1, &x->r, &err), MSB_OK);
+	return NULL;
+}
+
+static void racing_calls_respect_the_caps(void **state)
+{
+	(void)state;
+	struct seen s = { 0 };
+	msb_host_tools_options opt = options_for(&s, NULL);
+	opt.response_limits.max_files = 1;
+	opt.max_calls_per_run = 6;
+	msb_host_tools *reg = registry(&opt);
+	must_register(reg, tool_of("echo", MSB_HOST_TOOL_FN(echo), ECHO_PARAMS, 1, &PURE));
+	msb_host_tool_run *run = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_host_tool_run_new(reg, NULL, NULL, &run, &err), MSB_OK);
+	enum { N = 8 };
+	struct racer racers[N];
+	pthread_t threads[N];
+	memset(racers, 0, sizeof racers);
+	for (int i = 0; i < N; i++) {
+		racers[i].run = run;
+		assert_int_equal(pthread_create(&threads[i], NULL, race, &racers[i]), 0);
+	}
+	int served = 0, capped_calls = 0, capped_responses = 0;
+	for (int i = 0; i < N; i++) {
+		pthread_join(threads[i], NULL);
+		served += racers[i].r.code == MSB_OK;
+		capped_calls += racers[i].r.refusal && strstr(racers[i].r.refusal, "call cap (6)") != NULL;
+		capped_responses += racers[i].r.refusal && strstr(racers[i].r.refusal, "delivered-response cap (1)") != NULL;
+		msb_host_tool_result_free(&racers[i].r);
+	}
+	assert_int_equal(served, 1);
+	assert_int_equal(capped_calls, 2);
+	assert_int_equal(capped_responses, 5);
+	uint64_t calls;
+	msb_host_tool_run_ledger(run, &calls, NULL, NULL);
+	assert_int_equal(calls, N);
+	msb_host_tool_run_free(run);
+	msb_host_tools_free(reg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -692,6 +746,7 @@ int main(void)
 		cmocka_unit_test(user_identity_only_where_minted),
 		cmocka_unit_test(a_tool_failure_stays_in_the_host_log),
 		cmocka_unit_test(host_tool_called_events),
+		cmocka_unit_test(racing_calls_respect_the_caps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

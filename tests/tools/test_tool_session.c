@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 /* ---- the host's side: a caller context, a log, a reclaim-failure recorder ---------- */
 
 struct host {
+	pthread_mutex_t lock;  /* ToolCallEnded arrives from whichever thread served the call */
 	const char *thread;  /* what the thread_id callback answers (NULL: no thread bound) */
 	char log[8192];
 	int failures;
@@ -81,6 +83,7 @@ static void on_reclaim_failure(void *ctx, const msb_reclaim_failure *f)
 static int on_ended(void *ctx, const msb_tool_call_ended *e)
 {
 	struct host *h = ctx;
+	pthread_mutex_lock(&h->lock);
 	h->ended++;
 	snprintf(h->ended_call, sizeof h->ended_call, "%s", e->call);
 	snprintf(h->ended_tool, sizeof h->ended_tool, "%s", e->tool);
@@ -90,6 +93,7 @@ static int on_ended(void *ctx, const msb_tool_call_ended *e)
 		snprintf(h->ended_thread, sizeof h->ended_thread, "%s", e->keys[0]->thread_id);
 		snprintf(h->ended_key_call, sizeof h->ended_key_call, "%s", e->keys[0]->call_id);
 	}
+	pthread_mutex_unlock(&h->lock);
 	return 0;
 }
 
@@ -114,6 +118,7 @@ static void world_start(world *w, msb_reclaim_policy policy, msb_scope scope)
 	memset(w, 0, sizeof *w);
 	fx_init(&w->f, NULL);
 	w->b = fx_open(&w->f, "inprocess", SCOPES_YAML);
+	pthread_mutex_init(&w->host.lock, NULL);
 	w->host.thread = "t1";
 	w->host.backend = w->b;
 	w->observer = (msb_observer)MSB_OBSERVER_INIT;
@@ -145,6 +150,7 @@ static void world_stop(world *w)
 	msb_tool_session_free(w->session);
 	msb_router_free(w->router);
 	fx_free(&w->f);
+	pthread_mutex_destroy(&w->host.lock);
 }
 
 /* ---- bodies ------------------------------------------------------------------------ */
@@ -237,6 +243,32 @@ static void wiring_refusals(void **state)
 	fx_assert_refused(&err, msb_tool_session_new(w.router, &no_thread, &w.spec, &to, &s, &err),
 			  MSB_E_VALUE, "caller context", "thread_id");
 	assert_null(s);
+
+	/* A spec that lands an artifact needs a sink, and declares files_out with its outputs. */
+	const msb_declared_output outs[] = { { "out/main.json", MSB_DISPOSITION_LAND, "application/json", true, NULL } };
+	spec = w.spec;
+	spec.declared_outputs = outs;
+	spec.n_declared_outputs = 1;
+	spec.requires |= MSB_BIT(MSB_CAP_FILES_OUT);
+	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &spec, &to, &s, &err),
+			  MSB_E_OUTPUT_SINK_REQUIRED, "tool 't'", "'bicep'", "no output_sink");
+	msb_output_sink sink = MSB_OUTPUT_SINK_INIT;
+	to.output_sink = &sink;
+	spec.requires &= ~MSB_BIT(MSB_CAP_FILES_OUT);
+	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &spec, &to, &s, &err),
+			  MSB_E_VALUE, "declares outputs", "'files_out'");
+	spec.requires |= MSB_BIT(MSB_CAP_FILES_OUT);
+	spec.n_declared_outputs = 0;
+	spec.outputs_named_at_call_time = true;
+	to.output_sink = NULL;
+	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &spec, &to, &s, &err),
+			  MSB_E_OUTPUT_SINK_REQUIRED, "named at call time");
+	to.output_sink = &sink;
+	assert_int_equal(msb_tool_session_new(w.router, &w.caller, &spec, &to, &s, &err), MSB_OK);
+	assert_ptr_equal(msb_tool_session_output_sink(s), &sink);
+	assert_string_equal(msb_tool_session_name(s), "t");
+	assert_true(msb_tool_session_spec(s)->outputs_named_at_call_time);
+	msb_tool_session_free(s);
 	world_stop(&w);
 }
 
@@ -491,6 +523,55 @@ static void tool_call_ended_carries_the_keys(void **state)
 	world_stop(&w);
 }
 
+/* One session, many calls at once: each its own path, each path reclaimed once. */
+#define PARALLEL 8
+struct racer {
+	world *w;
+	body_ctx c;
+	msb_tool_answer a;
+	msb_errc rc;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	msb_error err = MSB_ERROR_INIT;
+	r->rc = call(r->w, &r->c, &r->a, &err);
+	msb_error_clear(&err);
+	return NULL;
+}
+
+static void concurrent_calls_get_their_own_paths(void **state)
+{
+	(void)state;
+	world w;
+	world_start(&w, MSB_RECLAIM_DISPOSE, MSB_SCOPE_CONVERSATION);
+	struct racer racers[PARALLEL];
+	pthread_t threads[PARALLEL];
+	memset(racers, 0, sizeof racers);
+	for (int i = 0; i < PARALLEL; i++) {
+		racers[i].w = &w;
+		assert_int_equal(pthread_create(&threads[i], NULL, race, &racers[i]), 0);
+	}
+	for (int i = 0; i < PARALLEL; i++)
+		pthread_join(threads[i], NULL);
+	assert_int_equal(fx_count(w.b, "reclaim"), PARALLEL);
+	for (int i = 0; i < PARALLEL; i++) {
+		assert_int_equal(racers[i].rc, MSB_OK);
+		int reclaimed = 0;
+		for (int j = 0; j < PARALLEL; j++) {
+			if (j != i)
+				assert_string_not_equal(racers[i].c.path, racers[j].c.path);
+			reclaimed += strcmp(fx_recorded(w.b, "reclaim", (size_t)j), racers[i].c.path) == 0;
+		}
+		assert_int_equal(reclaimed, 1);
+		msb_tool_answer_free(&racers[i].a);
+	}
+	assert_int_equal(fx_count(w.b, "acquire"), 1); /* one conversation, one sandbox */
+	assert_int_equal(w.host.ended, PARALLEL);
+	world_stop(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +586,7 @@ int main(void)
 		cmocka_unit_test(no_thread_is_a_refusal),
 		cmocka_unit_test(call_scope_disposes_its_sandbox),
 		cmocka_unit_test(tool_call_ended_carries_the_keys),
+		cmocka_unit_test(concurrent_calls_get_their_own_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include <msb/error.h>
+#include <msb/outputs.h>
 #include <msb/router.h>
 #include <msb/sandbox.h>
 #include <msb/types.h>
@@ -72,10 +73,13 @@ typedef struct msb_tool_options {
 	/* Where detail lines go (a refused acquire's message, a failed reclaim); NULL: stderr. */
 	void (*log)(void *ctx, const char *line);
 	void *log_ctx;
+	/* Where this workload's landing artifacts go (borrowed); the body hands it to
+	 * msb_collect_outputs. Required when the spec lands anything. */
+	msb_output_sink *output_sink;
 } msb_tool_options;
 
 #define MSB_TOOL_OPTIONS_INIT \
-	{ (uint32_t)sizeof(msb_tool_options), NULL, MSB_TOOL_DEFAULT_RECLAIM_TIMEOUT, NULL, NULL, NULL, NULL }
+	{ (uint32_t)sizeof(msb_tool_options), NULL, MSB_TOOL_DEFAULT_RECLAIM_TIMEOUT, NULL, NULL, NULL, NULL, NULL }
 
 typedef struct msb_tool_session msb_tool_session;
 
@@ -84,8 +88,10 @@ typedef struct msb_tool_session msb_tool_session;
  * `spec` is copied. Attach nothing when unconfigured: with a NULL router, or a router with
  * no backend registered, this returns MSB_OK with *out NULL, and the host exposes no tool
  * (a model is never shown a capability it does not have). Refuses (MSB_E_VALUE) no name, a
- * reclaim_timeout that is not finite and positive, and a work_dir with no component below
- * the root (a call path there could not be reclaimed); refuses whatever
+ * reclaim_timeout that is not finite and positive, a work_dir with no component below the
+ * root (a call path there could not be reclaimed), and a spec declaring outputs without
+ * requiring files_out; refuses a spec that lands artifacts with no output_sink
+ * (SandboxOutputSinkRequired: the tool could not honour its own spec); refuses whatever
  * msb_router_ensure_can_serve refuses for the spec, with that refusal's code: a backend that
  * cannot honour the spec is a misconfiguration, never a quiet degrade.
  */
@@ -96,6 +102,8 @@ void msb_tool_session_free(msb_tool_session *session);
 
 const char *msb_tool_session_name(const msb_tool_session *session);
 const msb_spec *msb_tool_session_spec(const msb_tool_session *session);
+/* The sink the wiring checks ran against: the one to hand msb_collect_outputs. May be NULL. */
+msb_output_sink *msb_tool_session_output_sink(const msb_tool_session *session);
 
 /*
  * The host's tool body. It gets the acquired sandbox, the call's guest path (a name: nothing
