@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -105,32 +106,90 @@ static void exec_agent(char **argv, int ready, const char *log_path)
 	_exit(127);
 }
 
-/* The intermediate child: leave the host's session and namespaces, fork the agent, exit. */
-static void spawn_child(char **argv, int ready, int rep, const char *log_path,
-			const char *uid_map, const char *gid_map)
+/* What the intermediate child needs; prepared by the parent before anything is spawned. */
+typedef struct spawn_args {
+	char **argv;
+	int ready, rep;
+	const char *log_path, *uid_map, *gid_map;
+	bool share_vm;          /* spawned with CLONE_VM | CLONE_VFORK (see process_start) */
+	char *agent_stack_top;  /* the agent's own stack while it shares memory, until exec */
+} spawn_args;
+
+static int agent_child(void *arg)
 {
+	const spawn_args *a = arg;
+	exec_agent(a->argv, a->ready, a->log_path);
+	return 127;
+}
+
+/*
+ * The intermediate child: leave the host's session and namespaces, start the agent as the
+ * new pid namespace's first process, report its pid, exit (so the agent is nobody's child
+ * in the host's process and outlives it).
+ */
+static int spawn_child(void *arg)
+{
+	const spawn_args *a = arg;
 	if (setsid() < 0) {
-		report(rep, "setsid", errno, 0);
+		report(a->rep, "setsid", errno, 0);
 		_exit(1);
 	}
-	if (geteuid() != 0 && enter_user_namespace(uid_map, gid_map) < 0) {
-		report(rep, "user namespace", errno, 0);
+	if (geteuid() != 0 && enter_user_namespace(a->uid_map, a->gid_map) < 0) {
+		report(a->rep, "user namespace", errno, 0);
 		_exit(1);
 	}
 	/* The empty network namespace is what `egress: closed` means here. */
 	if (unshare(CLONE_NEWNET | CLONE_NEWPID) < 0) {
-		report(rep, "network/pid namespace", errno, 0);
+		report(a->rep, "network/pid namespace", errno, 0);
 		_exit(1);
 	}
 	if (loopback_up() < 0) {
-		report(rep, "loopback", errno, 0);
+		report(a->rep, "loopback", errno, 0);
 		_exit(1);
 	}
-	pid_t agent = fork();
+	pid_t agent = a->share_vm ? clone(agent_child, a->agent_stack_top,
+					  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a)
+				  : fork();
 	if (agent == 0)
-		exec_agent(argv, ready, log_path);
-	report(rep, agent < 0 ? "fork" : "", agent < 0 ? errno : 0, agent);
+		exec_agent(a->argv, a->ready, a->log_path);
+	report(a->rep, agent < 0 ? "fork" : "", agent < 0 ? errno : 0, agent);
 	_exit(0);
+}
+
+#define SPAWN_STACK (64 * 1024)
+
+/*
+ * Spawn the intermediate. As root it shares the host's memory (CLONE_VM | CLONE_VFORK, as
+ * posix_spawn does): no page table of a possibly large host process is copied twice for a
+ * child that execs at once, and the host waits only until the agent has exec'd. Signals
+ * stay blocked meanwhile, so no host handler ever runs on the borrowed stacks (the agent
+ * unblocks its own). Unprivileged, the user namespace it must enter cannot be unshared by
+ * a task that shares memory, so it forks.
+ */
+static pid_t spawn(spawn_args *a, char **stacks)
+{
+	*stacks = NULL;
+#if defined(__SANITIZE_THREAD__)
+	/* ThreadSanitizer takes a memory-sharing child for a thread and aborts on its fork. */
+	a->share_vm = false;
+#else
+	a->share_vm = geteuid() == 0 && (*stacks = malloc(2 * SPAWN_STACK)) != NULL;
+#endif
+	if (!a->share_vm) {
+		pid_t mid = fork();
+		if (mid == 0)
+			spawn_child(a);
+		return mid;
+	}
+	a->agent_stack_top = *stacks + 2 * SPAWN_STACK;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid_t mid = clone(spawn_child, *stacks + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return mid;
 }
 
 static msb_errc wait_ready(int fd, double seconds, const msb_driver_box *box, msb_error *err)
@@ -191,10 +250,10 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	char uid_map[64], gid_map[64];
 	snprintf(uid_map, sizeof uid_map, "0 %ld 1\n", (long)geteuid());
 	snprintf(gid_map, sizeof gid_map, "0 %ld 1\n", (long)getegid());
-	pid_t mid = fork();
-	if (mid == 0)
-		spawn_child(argv, ready[1], rep[1], log_path, uid_map, gid_map);
-	free(argv);
+	spawn_args args = { .argv = argv, .ready = ready[1], .rep = rep[1], .log_path = log_path,
+			    .uid_map = uid_map, .gid_map = gid_map };
+	char *stacks;
+	pid_t mid = spawn(&args, &stacks);
 	close(ready[1]);
 	close(rep[1]);
 	spawn_report r = { .errnum = mid < 0 ? errno : 0 };
@@ -204,6 +263,8 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 		while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+	free(stacks);
+	free(argv);
 	close(rep[0]);
 	if (r.errnum || r.agent <= 0) {
 		close(ready[0]);

@@ -264,6 +264,10 @@ int main(int argc, char **argv)
 		}
 	parse_args(argc, argv, &o);
 	agent.supervisor = getpid();
+	/* A launcher may exec us with signals blocked (a posix_spawn-like start does). */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);
