@@ -80,6 +80,7 @@ static void file_tail(const char *path, char *out, size_t cap)
 static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, msb_error *err)
 {
 	char **argv = NULL;
+	/* The guest's init gives each agent its own port: ".0", ".1", … appended to this path. */
 	msb_errc rc = msb_driver_agent_argv(box, "--device", "/dev/virtio-ports/" MSB_QEMU_PORT_NAME,
 					    box->spec->work_dir, NULL, -1, &argv, err);
 	if (rc != MSB_OK)
@@ -187,32 +188,38 @@ static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const cha
 
 static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err)
 {
-	char *vm_path = path_in(box->dir, "vm.sock");
-	char *relay_pid_path = path_in(box->dir, "relay.pid");
-	int vm = vm_path ? connect_unix(vm_path) : -1;
-	int e = errno;
-	int lfd = vm >= 0 ? msb_qemu_relay_listen(box->socket_path) : -1;
-	int ready[2] = { -1, -1 };
+	int ports[MSB_QEMU_PORTS];
 	msb_errc rc = MSB_OK;
-	if (vm < 0)
-		rc = msb_error_set_errno(err, MSB_E_BACKEND, e, "backend qemu: sandbox %s: cannot "
-					 "connect to the VM's port %s", box->name,
-					 vm_path ? vm_path : "");
-	else if (lfd < 0)
+	for (int i = 0; i < MSB_QEMU_PORTS; i++)
+		ports[i] = -1;
+	for (int i = 0; rc == MSB_OK && i < MSB_QEMU_PORTS; i++) {
+		char path[4300];
+		snprintf(path, sizeof path, "%s/vm%d.sock", box->dir, i);
+		if ((ports[i] = connect_unix(path)) < 0)
+			rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
+						 "cannot connect to the VM's port %s", box->name, path);
+	}
+	int lfd = rc == MSB_OK ? msb_qemu_relay_listen(box->socket_path) : -1;
+	int ready[2] = { -1, -1 };
+	if (rc == MSB_OK && lfd < 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
 					 "cannot listen on %s", box->name, box->socket_path);
-	else if (pipe2(ready, O_CLOEXEC) < 0)
+	else if (rc == MSB_OK && pipe2(ready, O_CLOEXEC) < 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: pipe");
-	pid_t relay = rc == MSB_OK ? msb_qemu_relay_spawn(lfd, vm, vm, ready[1]) : -1;
+	pid_t relay = rc == MSB_OK ? msb_qemu_relay_spawn(lfd, ports, MSB_QEMU_PORTS, ready[1]) : -1;
 	if (rc == MSB_OK && relay <= 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
 					 "cannot start the relay", box->name);
 	if (ready[1] >= 0)
 		close(ready[1]);
-	if (vm >= 0)
-		close(vm);
+	for (int i = 0; i < MSB_QEMU_PORTS; i++)
+		if (ports[i] >= 0)
+			close(ports[i]);
 	if (lfd >= 0)
 		close(lfd);
+	char *relay_pid_path = path_in(box->dir, "relay.pid");
+	if (rc == MSB_OK && !relay_pid_path)
+		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (rc == MSB_OK) {
 		msb_driver_box rb = *box;
 		rb.pid_path = relay_pid_path;
@@ -222,7 +229,6 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 		rc = await_ready(ctx, box, ready[0], err);
 	if (ready[0] >= 0)
 		close(ready[0]);
-	free(vm_path);
 	free(relay_pid_path);
 	return rc;
 }

@@ -4,7 +4,8 @@
  * The machine is `-M microvm` with nothing QEMU would add on its own (-nodefaults,
  * -no-user-config, no option ROMs): no firmware, no PCI, and above all no network device —
  * `egress: closed` here is the absence of any NIC, not a rule that could be got around. The
- * one way in is a virtio-serial port bound to a unix socket in the sandbox's directory.
+ * one way in is a few virtio-serial ports, each bound to a unix socket in the sandbox's
+ * directory.
  * QEMU's own seccomp sandbox is on, denying it resource control and obsolete
  * system calls: a guest that escapes into QEMU lands in a process that can do little.
  *
@@ -50,12 +51,13 @@ static unsigned long host_tsc_khz(void)
 	return khz;
 }
 
-#define MAX_ARGS 48
+#define MAX_ARGS (48 + 4 * MSB_QEMU_PORTS)
 
 char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 			const char *initrd, const char *extra_append, bool daemonize)
 {
-	char mem[32], kernel[4200], append[512], serial[4200], chardev[4300], pidfile[4200];
+	char mem[32], kernel[4200], append[512], serial[4200], pidfile[4200];
+	char chardev[MSB_QEMU_PORTS][4300], port[MSB_QEMU_PORTS][96];
 	snprintf(mem, sizeof mem, "%lluM", (unsigned long long)(ctx->memory / (1024 * 1024)));
 	snprintf(kernel, sizeof kernel, "%s/vmlinuz", ctx->guest_dir);
 	char tsc[64] = "";
@@ -97,17 +99,23 @@ char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 	a[n++] = "-no-reboot";
 	if (daemonize) {
 		snprintf(serial, sizeof serial, "file:%s/console.log", dir);
-		snprintf(chardev, sizeof chardev, "socket,id=agent,path=%s/vm.sock,server=on,wait=off",
-			 dir);
+		for (int i = 0; i < MSB_QEMU_PORTS; i++) {
+			snprintf(chardev[i], sizeof chardev[i],
+				 "socket,id=agent%d,path=%s/vm%d.sock,server=on,wait=off", i, dir, i);
+			snprintf(port[i], sizeof port[i], "virtserialport,chardev=agent%d,name=%s.%d", i,
+				 MSB_QEMU_PORT_NAME, i);
+		}
 		snprintf(pidfile, sizeof pidfile, "%s/qemu.pid", dir);
 		a[n++] = "-serial";
 		a[n++] = serial;
 		a[n++] = "-device";
 		a[n++] = "virtio-serial-device";
-		a[n++] = "-chardev";
-		a[n++] = chardev;
-		a[n++] = "-device";
-		a[n++] = "virtserialport,chardev=agent,name=" MSB_QEMU_PORT_NAME;
+		for (int i = 0; i < MSB_QEMU_PORTS; i++) {
+			a[n++] = "-chardev";
+			a[n++] = chardev[i];
+			a[n++] = "-device";
+			a[n++] = port[i];
+		}
 		a[n++] = "-pidfile";
 		a[n++] = pidfile;
 		a[n++] = "-daemonize";

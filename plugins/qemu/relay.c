@@ -2,8 +2,9 @@
  * plugins/qemu/relay.c — the frame relay between agent.sock and a VM's virtio-serial stream
  * (see relay.h for why it exists).
  *
- * One request at a time: read a client's whole frame, write it to the guest, read the
- * guest's whole reply, hand it back. A client that sends a frame of another protocol version
+ * One request per port at a time: read a client's whole frame, write it to a free port (each
+ * port has its own agent in the guest), and when that port's reply arrives, hand it back. A
+ * slow exec holds one port; the other ports keep serving. A client that sends a frame of another protocol version
  * is answered here with the agent's own refusal shape (ERRC, MESSAGE, VERSION) and dropped,
  * so a refused peer never makes the guest drop the stream everyone shares.
  */
@@ -146,10 +147,11 @@ static void refuse_version(int client, uint16_t type, uint32_t id, unsigned peer
 }
 
 /*
- * Carry one request from `client` to the guest and its reply back. Returns false when the
- * client is done (closed, broke framing, or was refused); exits when the guest's stream broke.
+ * Read one request from `client` and hand it to the port `port_fd`. Returns false when the
+ * client is done (closed, broke framing, stalled, or was refused); exits when the guest's
+ * stream broke.
  */
-static bool carry(int client, int rfd, int wfd)
+static bool send_request(int client, int port_fd)
 {
 	if (!read_all(client, frame, MSB_AGENT_HEADER_SIZE, CLIENT_STALL_MS))
 		return false;
@@ -163,60 +165,112 @@ static bool carry(int client, int rfd, int wfd)
 	}
 	if (!read_all(client, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, CLIENT_STALL_MS))
 		return false;
-	if (!write_all(wfd, frame, MSB_AGENT_HEADER_SIZE + (size_t)len))
+	if (!write_all(port_fd, frame, MSB_AGENT_HEADER_SIZE + (size_t)len))
 		_exit(0);
-	size_t n = read_reply(rfd);
-	if (n == 0)
-		_exit(0);
-	/* The client may have given up waiting; the reply was drained either way. */
-	return write_all(client, frame, n);
+	return true;
 }
 
-void msb_qemu_relay_run(int listen_fd, int rfd, int wfd, int ready_fd)
+/* One port: an agent's stream, and the client whose request it is serving (-1: free). */
+typedef struct relay_port {
+	int fd;
+	int client;
+} relay_port;
+
+void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int ready_fd)
 {
 	signal(SIGPIPE, SIG_IGN);
 	frame = mmap(NULL, MSB_AGENT_HEADER_SIZE + MSB_AGENT_MAX_PAYLOAD, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (frame == MAP_FAILED || !greet(rfd, wfd)) {
-		ssize_t w = write(ready_fd, "F", 1);
-		(void)w;
-		_exit(1);
+	bool ok = frame != MAP_FAILED && n_ports > 0 && n_ports <= MSB_QEMU_RELAY_MAX_PORTS;
+	relay_port ports[MSB_QEMU_RELAY_MAX_PORTS];
+	for (size_t i = 0; ok && i < n_ports; i++) {
+		ports[i] = (relay_port){ .fd = port_fds[i], .client = -1 };
+		ok = greet(port_fds[i], port_fds[i]);
 	}
-	ssize_t w = write(ready_fd, "R", 1);
+	ssize_t w = write(ready_fd, ok ? "R" : "F", 1);
 	(void)w;
 	close(ready_fd);
+	if (!ok)
+		_exit(1);
 
-	struct pollfd fds[2 + MAX_CLIENTS];
-	size_t n_clients = 0, next = 0;
+	/* Client slots: fd -1 is free; busy[i] while its request is at a port. */
+	int clients[MAX_CLIENTS];
+	bool busy[MAX_CLIENTS] = { false };
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		clients[i] = -1;
+	size_t next = 0;
 	for (;;) {
-		fds[0] = (struct pollfd){ .fd = listen_fd, .events = n_clients < MAX_CLIENTS ? POLLIN : 0 };
-		/* Nothing is in flight here: anything from the guest now means its stream ended. */
-		fds[1] = (struct pollfd){ .fd = rfd, .events = POLLIN };
-		for (size_t i = 0; i < n_clients; i++)
-			fds[2 + i].events = POLLIN, fds[2 + i].revents = 0;
-		if (poll(fds, 2 + n_clients, -1) < 0) {
+		struct pollfd fds[1 + MSB_QEMU_RELAY_MAX_PORTS + MAX_CLIENTS];
+		int who[1 + MSB_QEMU_RELAY_MAX_PORTS + MAX_CLIENTS]; /* client slot, or -1 */
+		size_t n = 0, free_ports = 0, n_clients = 0;
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			n_clients += clients[i] >= 0;
+		fds[n] = (struct pollfd){ .fd = listen_fd, .events = n_clients < MAX_CLIENTS ? POLLIN : 0 };
+		who[n++] = -1;
+		/* A free port that speaks means its stream ended: poll every port. */
+		for (size_t p = 0; p < n_ports; p++) {
+			fds[n] = (struct pollfd){ .fd = ports[p].fd, .events = POLLIN };
+			who[n++] = -1;
+			free_ports += ports[p].client < 0;
+		}
+		/* Idle clients only while a port is free: the rest wait in their sockets. */
+		for (size_t k = 0; free_ports && k < MAX_CLIENTS; k++) {
+			size_t i = (next + k) % MAX_CLIENTS;
+			if (clients[i] < 0 || busy[i])
+				continue;
+			fds[n] = (struct pollfd){ .fd = clients[i], .events = POLLIN };
+			who[n++] = (int)i;
+		}
+		if (poll(fds, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
 		}
-		if (fds[1].revents)
-			_exit(0);
+		for (size_t p = 0; p < n_ports; p++) {
+			if (!fds[1 + p].revents)
+				continue;
+			int c = ports[p].client;
+			if (c < 0)
+				_exit(0);
+			size_t len = read_reply(ports[p].fd);
+			if (len == 0)
+				_exit(0);
+			/* The client may have given up waiting; the reply was drained either way. */
+			if (!write_all(clients[c], frame, len)) {
+				close(clients[c]);
+				clients[c] = -1;
+			}
+			busy[c] = false;
+			ports[p].client = -1;
+		}
+		for (size_t j = 1 + n_ports; j < n; j++) {
+			int c = who[j];
+			if (!fds[j].revents || clients[c] < 0 || busy[c])
+				continue;
+			size_t p = 0;
+			while (p < n_ports && ports[p].client >= 0)
+				p++;
+			if (p == n_ports)
+				break; /* every port taken: the rest wait for the next turn */
+			if (send_request(clients[c], ports[p].fd)) {
+				ports[p].client = c;
+				busy[c] = true;
+			} else {
+				close(clients[c]);
+				clients[c] = -1;
+			}
+			next = (size_t)c + 1;
+		}
 		if (fds[0].revents & POLLIN) {
 			int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			for (size_t i = 0; c >= 0 && i < MAX_CLIENTS; i++)
+				if (clients[i] < 0) {
+					clients[i] = c;
+					busy[i] = false;
+					c = -1;
+				}
 			if (c >= 0)
-				fds[2 + n_clients++] = (struct pollfd){ .fd = c };
-		}
-		/* Serve one ready client per turn, round robin, so none starves the others. */
-		for (size_t k = 0; k < n_clients; k++) {
-			size_t i = (next + k) % n_clients;
-			if (!fds[2 + i].revents)
-				continue;
-			next = i + 1;
-			if (!carry(fds[2 + i].fd, rfd, wfd)) {
-				close(fds[2 + i].fd);
-				fds[2 + i] = fds[2 + --n_clients];
-			}
-			break;
+				close(c);
 		}
 	}
 }
@@ -228,8 +282,10 @@ static void place_fd(int fd, int to)
 		dup2(fd, to);
 }
 
-pid_t msb_qemu_relay_spawn(int listen_fd, int rfd, int wfd, int ready)
+pid_t msb_qemu_relay_spawn(int listen_fd, const int *port_fds, size_t n_ports, int ready)
 {
+	if (n_ports == 0 || n_ports > MSB_QEMU_RELAY_MAX_PORTS)
+		return -1;
 	int rep[2];
 	if (pipe2(rep, O_CLOEXEC) < 0)
 		return -1;
@@ -243,21 +299,26 @@ pid_t msb_qemu_relay_spawn(int listen_fd, int rfd, int wfd, int ready)
 		setsid();
 		pid_t relay = fork();
 		if (relay == 0) {
+			/* Everything moves above the slots it lands in, then into 3, 4, 5…. */
 			int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-			/* Slots above 2 that none of the fds being moved can occupy. */
-			int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10), i = fcntl(rfd, F_DUPFD_CLOEXEC, 10),
-			    o = fcntl(wfd, F_DUPFD_CLOEXEC, 10), r = fcntl(ready, F_DUPFD_CLOEXEC, 10);
-			if (devnull < 0 || l < 0 || i < 0 || o < 0 || r < 0)
+			int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 64), r = fcntl(ready, F_DUPFD_CLOEXEC, 64);
+			int moved[MSB_QEMU_RELAY_MAX_PORTS], placed[MSB_QEMU_RELAY_MAX_PORTS];
+			bool ok = devnull >= 0 && l >= 0 && r >= 0;
+			for (size_t i = 0; ok && i < n_ports; i++)
+				ok = (moved[i] = fcntl(port_fds[i], F_DUPFD_CLOEXEC, 64)) >= 0;
+			if (!ok)
 				_exit(1);
 			place_fd(devnull, 0);
 			place_fd(devnull, 1);
 			place_fd(devnull, 2);
 			place_fd(l, 3);
-			place_fd(i, 4);
-			place_fd(o, 5);
-			place_fd(r, 6);
-			close_range(7, ~0u, 0);
-			msb_qemu_relay_run(3, 4, 5, 6);
+			place_fd(r, 4);
+			for (size_t i = 0; i < n_ports; i++) {
+				place_fd(moved[i], 5 + (int)i);
+				placed[i] = 5 + (int)i;
+			}
+			close_range(5 + (unsigned)n_ports, ~0u, 0);
+			msb_qemu_relay_run(3, placed, n_ports, 4);
 		}
 		ssize_t w = write(rep[1], &relay, sizeof relay);
 		(void)w;
@@ -271,7 +332,6 @@ pid_t msb_qemu_relay_spawn(int listen_fd, int rfd, int wfd, int ready)
 		;
 	return n == (ssize_t)sizeof relay ? relay : -1;
 }
-
 
 int msb_qemu_relay_await(int ready, double timeout)
 {

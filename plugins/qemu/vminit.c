@@ -5,10 +5,11 @@
  * a distribution's init would do and nothing more — mount /proc, /sys and /dev, load the
  * virtio modules the cloud kernel builds as modules (the list and order come from
  * /msb/modules, written by the host, because dependencies differ between kernel builds),
- * name the agent's virtio-serial port the way udev would — and then execs the guest agent
- * with the argv the host wrote to /msb/agent.args. exec keeps PID 1, so the agent is the
- * guest's init: when it exits (SHUTDOWN), the kernel panics, panic=-1 reboots, and QEMU's
- * -no-reboot turns that into QEMU exiting — disposal needs no guest cooperation beyond that.
+ * name the agents' virtio-serial ports the way udev would — and then starts one guest agent
+ * per port with the argv the host wrote to /msb/agent.args, and stays PID 1: it reaps
+ * orphans, restarts an agent a signal killed, and powers the VM off when an agent exits
+ * after the host's SHUTDOWN (QEMU's -no-reboot then turns the power-off into QEMU exiting),
+ * so disposal needs no guest cooperation beyond that.
  *
  * Booted with `msb_probe=1` on the kernel command line it prints MSB_QEMU_PROBE_MARKER and
  * powers off at once (no dot in the name: the kernel keeps dotted parameters for modules
@@ -29,6 +30,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,22 +106,26 @@ static bool find_port(const char *want, char *port, size_t cap)
 }
 
 /*
- * Make /dev/virtio-ports/<name> point at the agent's port, as udev would. The port appears
+ * Make /dev/virtio-ports/<name> point at each agent's port, as udev would. The ports appear
  * when virtio_console probes the device, which can trail the module load by a moment.
  */
-static void link_port(void)
+static void link_ports(void)
 {
-	char port[256];
-	for (int i = 0; !find_port(MSB_QEMU_PORT_NAME, port, sizeof port); i++) {
-		if (i >= 2000)
-			die("no virtio-serial port named %s appeared", MSB_QEMU_PORT_NAME);
-		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
-	}
-	char target[300];
-	snprintf(target, sizeof target, "../%s", port);
 	mkdir("/dev/virtio-ports", 0755);
-	if (symlink(target, "/dev/virtio-ports/" MSB_QEMU_PORT_NAME) < 0 && errno != EEXIST)
-		die("symlink for %s: %s", port, strerror(errno));
+	for (int k = 0; k < MSB_QEMU_PORTS; k++) {
+		char want[64], port[256];
+		snprintf(want, sizeof want, "%s.%d", MSB_QEMU_PORT_NAME, k);
+		for (int i = 0; !find_port(want, port, sizeof port); i++) {
+			if (i >= 2000)
+				die("no virtio-serial port named %s appeared", want);
+			nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+		}
+		char target[300], link[128];
+		snprintf(target, sizeof target, "../%s", port);
+		snprintf(link, sizeof link, "/dev/virtio-ports/%s", want);
+		if (symlink(target, link) < 0 && errno != EEXIST)
+			die("symlink for %s: %s", port, strerror(errno));
+	}
 }
 
 /* Read the NUL-separated argv the host wrote. */
@@ -155,6 +161,55 @@ static void make_parents(const char *dir)
 	}
 }
 
+/*
+ * Start the agent for port `k`: the host's argv with its --device path given the port's
+ * suffix. Returns the child's pid.
+ */
+static pid_t start_agent(char **args, int k)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	static char device[160];
+	for (char **a = args; *a && a[1]; a++)
+		if (!strcmp(*a, "--device")) {
+			snprintf(device, sizeof device, "%s.%d", a[1], k);
+			a[1] = device;
+		}
+	execv(args[0], args);
+	die("exec %s: %s", args[0], strerror(errno));
+}
+
+/*
+ * PID 1 from here on: reap whatever is orphaned to it, restart an agent that died of a
+ * signal (the OOM killer may pick one; a port must not go dead), and power the VM off when
+ * an agent exits on its own — it does only after the host asked it to SHUTDOWN, having
+ * killed everything its commands started. The other agents' commands die with the VM.
+ */
+static void supervise(char **args, pid_t *agents)
+{
+	for (;;) {
+		int status;
+		pid_t pid = wait(&status);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			die("wait: %s", strerror(errno));
+		}
+		for (int k = 0; k < MSB_QEMU_PORTS; k++) {
+			if (agents[k] != pid)
+				continue;
+			if (WIFSIGNALED(status)) {
+				agents[k] = start_agent(args, k);
+				break;
+			}
+			sync();
+			reboot(RB_POWER_OFF);
+			die("power off: %s", strerror(errno));
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -174,12 +229,14 @@ int main(int argc, char **argv)
 	mkdir("/tmp", 01777);
 	chmod("/tmp", 01777);
 	load_modules("/msb/modules");
-	link_port();
+	link_ports();
 	char **args = read_args("/msb/agent.args");
 	for (char **a = args; *a && a[1]; a++)
 		if (!strcmp(*a, "--work-dir"))
 			make_parents(a[1]);
 	setenv("PATH", "/usr/local/bin:/usr/bin:/bin:/sbin", 1);
-	execv(args[0], args);
-	die("exec %s: %s", args[0], strerror(errno));
+	pid_t agents[MSB_QEMU_PORTS];
+	for (int k = 0; k < MSB_QEMU_PORTS; k++)
+		agents[k] = start_agent(args, k);
+	supervise(args, agents);
 }

@@ -9,6 +9,7 @@
  * cases, one per call-scope key (disposed and checked), one started by a second process. It
  * skips (77) only when QEMU or the guest kernel is missing, saying which.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -229,6 +230,40 @@ static void timeout_and_output_cap(void **state)
 	msb_exec_result_free(&r);
 }
 
+static void *slow_exec(void *arg)
+{
+	(void)arg;
+	msb_exec_result *r = calloc(1, sizeof *r);
+	const char *argv[] = { "sleep", "3", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 30 };
+	if (fx.ops->exec(shared, &req, r, NULL) != MSB_OK)
+		r->exit_code = -1;
+	return r;
+}
+
+static void a_slow_command_does_not_hold_the_others(void **state)
+{
+	(void)state;
+	/* One agent per port: a 3 s command holds one, and a quick one runs beside it. */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_t slow;
+	assert_int_equal(pthread_create(&slow, NULL, slow_exec, NULL), 0);
+	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	msb_exec_result r = run(shared, 20, 0, "echo quick");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_string_equal(out_of(&r), "quick\n");
+	msb_exec_result_free(&r);
+	double quick = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	void *ret = NULL;
+	assert_int_equal(pthread_join(slow, &ret), 0);
+	msb_exec_result *sr = ret;
+	assert_int_equal(sr->exit_code, 0);
+	msb_exec_result_free(sr);
+	free(sr);
+	assert_true(quick < 2.5);
+}
+
 static void daemon_lives_until_dispose(void **state)
 {
 	(void)state;
@@ -429,6 +464,7 @@ int main(void)
 		cmocka_unit_test(every_operation),
 		cmocka_unit_test(closed_egress_no_network_device),
 		cmocka_unit_test(timeout_and_output_cap),
+		cmocka_unit_test(a_slow_command_does_not_hold_the_others),
 		cmocka_unit_test(daemon_lives_until_dispose),
 		cmocka_unit_test(second_process_reaches_the_same_vm),
 		cmocka_unit_test(fork_storm_and_memory_hog_stay_inside),
