@@ -88,6 +88,8 @@ static msb_errc run_case(conf_run *run, const conf_case *k)
 	if (conf_report_add(run->report, run->suite->name, k->name, MSB_CONFORMANCE_PASS, NULL) != MSB_OK)
 		return MSB_E_NOMEM;
 	size_t at = run->report->len - 1;
+	if (run->opts->case_started)
+		run->opts->case_started(run->opts->progress_ctx, run->suite->name, k->name);
 	run->verdict = &run->report->cases[at];
 	run->case_name = k->name;
 	double t0 = conf_now();

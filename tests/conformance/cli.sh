@@ -42,4 +42,16 @@ expect 1 "stray_key" "$MSB" conformance "$FX/conf_good.so" --config "$tmp/node.y
 printf 'nope: [\n' >"$tmp/broken.yaml"
 expect 1 "broken.yaml" "$MSB" conformance "$FX/conf_good.so" --config "$tmp/broken.yaml"
 
+# A plugin that crashes or hangs ends in a verdict naming the case, not a dead or stuck command.
+# (Its fixture's temp dir, which nothing gets to remove, goes with $tmp.)
+expect 1 "SandboxBackendError: conformance: $FX/conf_crash.so crashed in files/stat-describes" \
+	env TMPDIR="$tmp" "$MSB" conformance "$FX/conf_crash.so" --suite files
+started=$(date +%s)
+expect 1 "TimeoutError: conformance:" env TMPDIR="$tmp" "$MSB" conformance "$FX/conf_hang.so" --suite files \
+	--case-timeout 2
+grep -qF "hung in files/read-back: nothing happened for 2 s" "$tmp/out" ||
+	{ echo "FAIL: the hang was not named"; cat "$tmp/out"; fails=$((fails + 1)); }
+[ $(($(date +%s) - started)) -lt 30 ] || { echo "FAIL: --case-timeout 2 took too long"; fails=$((fails + 1)); }
+expect 2 "takes a duration" "$MSB" conformance "$FX/conf_good.so" --case-timeout soon
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -49,6 +49,8 @@
 #define DEFECT_ALLOWLIST_SHUT 12 /* declares allowlist, lets nothing through */
 #define DEFECT_SCOPE_MISCOUNT 13 /* dispose_scope deletes, then says it deleted nothing */
 #define DEFECT_SHALLOW_DISPOSE 14 /* dispose empties the work dir's files, leaves its directories */
+#define DEFECT_CRASH 15          /* stat_file aborts the process */
+#define DEFECT_HANG 16           /* read_file never returns */
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -557,6 +559,8 @@ static msb_errc naive_path(msb_sandbox_handle *h, const char *path, const char *
 static msb_errc fx_stat_file(msb_sandbox_handle *h, const char *path, const char *wd,
 			     msb_entry *entry, bool *found, msb_error *err)
 {
+	if (FIXTURE_DEFECT == DEFECT_CRASH)
+		abort(); /* what the supervisor in `msb conformance` must survive and name */
 	if (FIXTURE_DEFECT == DEFECT_FOLLOW_SYMLINK) {
 		char host[PATH_MAX * 3];
 		struct stat st;
@@ -581,6 +585,8 @@ static msb_errc fx_stat_file(msb_sandbox_handle *h, const char *path, const char
 static msb_errc fx_read_file(msb_sandbox_handle *h, const char *path, const char *wd,
 			     uint64_t max_bytes, msb_buf *out, msb_error *err)
 {
+	while (FIXTURE_DEFECT == DEFECT_HANG)
+		pause(); /* never returns: the supervisor's --case-timeout must end it */
 	if (FIXTURE_DEFECT == DEFECT_FOLLOW_SYMLINK || FIXTURE_DEFECT == DEFECT_TRUNCATE_READ) {
 		char host[PATH_MAX * 3], chunk[4096];
 		msb_errc rc = naive_path(h, path, wd, host, sizeof(host), err);

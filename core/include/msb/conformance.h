@@ -82,9 +82,15 @@ typedef struct msb_conformance_options {
 	/* Called after each case is decided (e.g. to print progress); may be NULL. */
 	void (*progress)(void *ctx, const msb_conformance_case *c);
 	void *progress_ctx;
+	/*
+	 * Called as each case starts, before the backend is reached (may be NULL): what a
+	 * supervisor needs to name the case a backend crashed or hung in. Shares progress_ctx.
+	 */
+	void (*case_started)(void *ctx, const char *suite, const char *name);
 } msb_conformance_options;
 
-#define MSB_CONFORMANCE_OPTIONS_INIT { (uint32_t)sizeof(msb_conformance_options), NULL, NULL, NULL, NULL, NULL, NULL }
+#define MSB_CONFORMANCE_OPTIONS_INIT \
+	{ (uint32_t)sizeof(msb_conformance_options), NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* The suites the kit knows, NULL-terminated, in the order they run. */
 const char *const *msb_conformance_suite_names(void);
