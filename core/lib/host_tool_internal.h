@@ -63,6 +63,9 @@ int host_tool_ffi_call(const host_tool *t, const msb_host_tool_arg *const *order
 msb_errc host_tool_args_match(const host_tool *t, const msb_host_tool_arg *args, size_t n_args,
 			      const msb_host_tool_arg **ordered, char *why, size_t why_size);
 
+/* The registry a run resolves through (its ceilings bound a transport's requests too). */
+const msb_host_tools *host_tool_run_registry(const msb_host_tool_run *run);
+
 /* Guest text, made safe to quote back: bounded, control and non-ASCII bytes replaced. */
 void host_tool_quote(char *dst, size_t size, const char *guest);
 

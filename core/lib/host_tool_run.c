@@ -85,6 +85,11 @@ void msb_host_tool_run_ledger(const msb_host_tool_run *run, uint64_t *calls, uin
 	pthread_mutex_unlock(lock);
 }
 
+const msb_host_tools *host_tool_run_registry(const msb_host_tool_run *run)
+{
+	return run->reg;
+}
+
 void msb_host_tool_result_free(msb_host_tool_result *result)
 {
 	if (!result)

@@ -11,3 +11,4 @@ core_libmsb_la_SOURCES += \
 	core/lib/host_tool_ffi.c \
 	core/lib/host_tool_args.c \
 	core/lib/host_tool_run.c
+core_libmsb_la_SOURCES += core/lib/host_tool_exec.c

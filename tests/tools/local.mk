@@ -12,3 +12,9 @@ TOOLS_TESTS += tests/tools/test_host_tools
 tests_tools_test_host_tools_SOURCES = tests/tools/test_host_tools.c
 tests_tools_test_host_tools_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_tools_test_host_tools_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS) -lm
+# Host-tool calls over exec, for real, on the process backend.
+TOOLS_TESTS += tests/tools/test_host_tool_exec
+tests_tools_test_host_tool_exec_SOURCES = tests/tools/test_host_tool_exec.c
+tests_tools_test_host_tool_exec_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_tools_test_host_tool_exec_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+EXTRA_tests_tools_test_host_tool_exec_DEPENDENCIES = sdk/agent/msb-agent plugins/process/process.la

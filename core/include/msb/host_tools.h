@@ -43,6 +43,7 @@
 
 #include <msb/error.h>
 #include <msb/observer.h>
+#include <msb/sandbox.h>
 #include <msb/types.h>
 #include <msb/vocab.h>
 
@@ -235,6 +236,55 @@ msb_errc msb_host_tool_run_call(msb_host_tool_run *run, const char *name,
 /* How many calls the run has made, and the responses and bytes it has delivered. */
 void msb_host_tool_run_ledger(const msb_host_tool_run *run, uint64_t *calls, uint64_t *delivered,
 			      uint64_t *delivered_bytes);
+
+/* ---- reaching the host from inside: calls over exec ------------------------------ */
+
+/*
+ * How one program run over msb_host_tool_calls_over_exec ended. Zero-initialise; free with
+ * msb_host_tool_calls_result_free.
+ */
+typedef struct msb_host_tool_calls_result {
+	int exit_code;      /* the program's status; -1 when it did not finish */
+	bool timed_out;     /* the bound expired in the supervisor */
+	bool signalled;     /* ...and SIGKILL was SENT (not proof it died: the pid is guest-written) */
+	uint64_t requests;  /* requests answered, served or refused */
+	bool cleaned;       /* the transport's own files were removed (best effort) */
+	msb_buf out;        /* the program's stdout and stderr, read back capped */
+	msb_buf err;
+} msb_host_tool_calls_result;
+
+void msb_host_tool_calls_result_free(msb_host_tool_calls_result *result);
+
+/*
+ * Run `argv` in `sandbox` and serve the host-tool calls it makes, through `run` (the one door:
+ * the same gates, cap and ceilings), until it exits or `timeout` seconds pass. The C form of
+ * the seed's host_tool_calls_over_exec, built from exec and the file operations alone (the
+ * spec must require exec, files_in and files_out; never files_list).
+ *
+ * `base` is a fresh guest directory beneath the spec's work_dir that the caller owns for this
+ * run — a tool call's path (msb_tool_session_call) is the intended one. Inside it, `base/work` is the program's
+ * working directory, the only place model-named files belong, and `base/run` holds what the
+ * transport owns: the launcher, the shim, the request and answer files, the output and the
+ * exit marker, where no name a model chooses for a work file can reach. Everything the
+ * guest's scripts use is relative, because a boundary that shares the host's filesystem maps
+ * only the working directory a request names.
+ *
+ * Inside, the program calls the shim at $MSB_HOST_TOOL:
+ *     "$MSB_HOST_TOOL" lookup s:sku=A-17 i:qty=3      (types: s, i, d, b; b is true|false)
+ * which prints the response and exits 0, or prints the refusal and exits 1. One request per
+ * line-based file, one outstanding call at a time; a string argument cannot hold a newline.
+ * The shim is not a control: a program writing request files itself is served identically,
+ * because every gate is host-side.
+ *
+ * A program that overruns is sent SIGKILL (its process group where the guest has setsid) and
+ * result->signalled says the signal was sent, no more. The transport's own files (base/run)
+ * are removed on every way out, best effort; base/work is left for the caller to collect.
+ * Returns MSB_OK when the run was carried out (whatever the program did); fails when the
+ * transport itself could not start (the sandbox refused a write or the launch).
+ */
+msb_errc msb_host_tool_calls_over_exec(msb_sandbox *sandbox, msb_host_tool_run *run,
+				       const char *base, const char *const *argv, double timeout,
+				       msb_host_tool_calls_result *result, msb_error *err);
 
 #ifdef __cplusplus
 }
