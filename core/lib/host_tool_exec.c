@@ -312,6 +312,13 @@ static msb_errc serve(msb_sandbox *sb, msb_host_tool_run *run, const char *dir, 
 	double deadline = now_s() + timeout;
 	long pause = 5;
 	for (;;) {
+		/* First, every time round: a program that never stops asking must not be
+		 * served past its bound. */
+		if (now_s() >= deadline) {
+			result->timed_out = true;
+			result->signalled = stop(sb, dir);
+			return MSB_OK;
+		}
 		bool served = false;
 		msb_errc rc = serve_one(sb, run, dir, result->requests + 1, max_request, &served, err);
 		if (rc)
@@ -323,11 +330,6 @@ static msb_errc serve(msb_sandbox *sb, msb_host_tool_run *run, const char *dir, 
 		}
 		if (finished(sb, dir, &result->exit_code))
 			return MSB_OK;
-		if (now_s() >= deadline) {
-			result->timed_out = true;
-			result->signalled = stop(sb, dir);
-			return MSB_OK;
-		}
 		sleep_ms(pause);
 		pause = pause < 80 ? pause * 2 : 80;
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -251,6 +252,27 @@ static void overrun_is_signalled(void **state)
 	msb_sandbox_release(sb);
 }
 
+/* A program that never stops asking is still stopped at its bound. */
+static void endless_requests_do_not_outlive_the_bound(void **state)
+{
+	world *w = *state;
+	run_ctx c = { .w = w, .timeout = 1,
+		      .program = "while :; do \"$MSB_HOST_TOOL\" nosuch > /dev/null; done" };
+	msb_tool_answer a = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (msb_tool_session_call(w->session, body, &c, &a, &err) != MSB_OK)
+		fail_msg("call: %s", msb_error_message(&err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(c.result.timed_out);
+	assert_true(c.result.signalled);
+	assert_true(c.result.requests > 3); /* it kept asking, and was answered, until the bound */
+	assert_true((double)(t1.tv_sec - t0.tv_sec) < 15);
+	msb_host_tool_calls_result_free(&c.result);
+	msb_tool_answer_free(&a);
+}
+
 static void refusals_before_anything_runs(void **state)
 {
 	world *w = *state;
@@ -281,6 +303,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(program_calls_the_host),
 		cmocka_unit_test(overrun_is_signalled),
+		cmocka_unit_test(endless_requests_do_not_outlive_the_bound),
 		cmocka_unit_test(refusals_before_anything_runs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
