@@ -72,3 +72,9 @@ tests_bench_bench_gvisor_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_gvisor_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_gvisor_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
 	plugins/gvisor/gvisor.la
+
+BENCHES += tests/bench/bench_tools
+tests_bench_bench_tools_SOURCES = tests/bench/bench_tools.c
+tests_bench_bench_tools_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_tools_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+EXTRA_tests_bench_bench_tools_DEPENDENCIES = plugins/inprocess/inprocess.la
