@@ -523,6 +523,62 @@ static void tool_call_ended_carries_the_keys(void **state)
 	world_stop(&w);
 }
 
+/*
+ * The registry and the router share one predicate and only ever refuse: a host that puts the
+ * sealed registry's identities on the spec meets the router's denied_identities at attach.
+ */
+static int notify_user(const char *to, const char *user_identity, msb_buf *out, msb_error *err)
+{
+	(void)to, (void)user_identity, (void)out, (void)err;
+	return 0;
+}
+
+static void registry_identities_meet_the_routers_backstop(void **state)
+{
+	(void)state;
+	msb_host_tools_options ho = MSB_HOST_TOOLS_OPTIONS_INIT;
+	ho.allowed_identities = MSB_BIT(MSB_IDENTITY_APP) | MSB_BIT(MSB_IDENTITY_USER);
+	ho.log = host_log;
+	struct host h = { 0 };
+	ho.log_ctx = &h;
+	msb_host_tools *reg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_host_tools_new(&ho, &reg, &err), MSB_OK);
+	static const msb_host_tool_param params[] = { { "to", MSB_ARG_STRING } };
+	static const msb_host_tool_declaration user = { MSB_FLOW_SOURCE_NONE, MSB_FLOW_SINK_CAPPED, "internal",
+							MSB_FLOW_IDENTITY_USER };
+	msb_host_tool t = MSB_HOST_TOOL_INIT;
+	t.name = "notify";
+	t.fn = MSB_HOST_TOOL_FN(notify_user);
+	t.params = params;
+	t.n_params = 1;
+	t.declaration = &user;
+	assert_int_equal(msb_host_tools_register(reg, &t, &err), MSB_OK);
+	msb_host_tools_aggregate agg;
+	assert_int_equal(msb_host_tools_aggregate_seal(reg, &agg, &err), MSB_OK);
+
+	fx f;
+	fx_init(&f, NULL);
+	msb_backend *b = fx_open(&f, "inprocess", NULL);
+	msb_router_options o = fx_options(&f);
+	o.denied_identities = MSB_BIT(MSB_IDENTITY_USER);
+	msb_router *router = NULL;
+	assert_int_equal(msb_router_new(&b, 1, &o, &router, &err), MSB_OK);
+	msb_caller_context caller = { sizeof caller, &h, cb_scope, cb_thread, NULL };
+	msb_spec spec;
+	msb_spec_init(&spec, "execute_code");
+	spec.identities = agg.identities;
+	msb_tool_options to = MSB_TOOL_OPTIONS_INIT;
+	to.name = "execute_code";
+	msb_tool_session *s = NULL;
+	fx_assert_refused(&err, msb_tool_session_new(router, &caller, &spec, &to, &s, &err),
+			  MSB_E_IDENTITY_DENIED, "tool 'execute_code'", "user");
+	assert_null(s);
+	msb_router_free(router);
+	fx_free(&f);
+	msb_host_tools_free(reg);
+}
+
 /* One session, many calls at once: each its own path, each path reclaimed once. */
 #define PARALLEL 8
 struct racer {
@@ -587,6 +643,7 @@ int main(void)
 		cmocka_unit_test(call_scope_disposes_its_sandbox),
 		cmocka_unit_test(tool_call_ended_carries_the_keys),
 		cmocka_unit_test(concurrent_calls_get_their_own_paths),
+		cmocka_unit_test(registry_identities_meet_the_routers_backstop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
