@@ -65,7 +65,7 @@ typedef enum msb_agent_type {
 	MSB_AGENT_LIST_DIR = 8,   /* PATH WORKDIR; reply ENTRY* */
 	MSB_AGENT_REMOVE = 9,     /* PATH WORKDIR RECURSIVE */
 	MSB_AGENT_RECLAIM = 10,   /* PATH(the absolute directory) WORKDIR */
-	MSB_AGENT_SHUTDOWN = 11,  /* kill every process the agent started, reply, then exit */
+	MSB_AGENT_SHUTDOWN = 11,  /* reply, then kill every process the agent started and exit */
 	MSB_AGENT__TYPE_MAX = 11
 } msb_agent_type;
 #define MSB_AGENT_REPLY 0x8000u

@@ -93,9 +93,9 @@ typedef struct msb_boundary {
 	msb_errc (*start)(void *ctx, const msb_driver_box *box, msb_error *err);
 	/*
 	 * Tear everything down: the agent, every process it started, mounts, cgroups. The
-	 * driver has already asked the agent to SHUTDOWN (when it answered) and afterwards
-	 * SIGKILLs the recorded pid, waits for it to be gone and removes the directory; stop is
-	 * for what only the boundary knows about. Report a failure the driver cannot see in
+	 * driver has already asked the agent to SHUTDOWN (when it answered, and unless
+	 * pid_ends_all) and afterwards SIGKILLs the recorded pid, waits for it to be gone and
+	 * removes the directory; stop is for what only the boundary knows about. Report a failure the driver cannot see in
 	 * `failure` and return false; true when nothing was left behind that it knows of.
 	 */
 	bool (*stop)(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure);
