@@ -238,6 +238,15 @@ static void construction_refusals(void **state)
 	opt.response_limits.max_total_bytes = 0;
 	assert_refused(&err, msb_host_tools_new(&opt, &reg, &err), MSB_E_VALUE,
 		       "response_limits.max_total_bytes is 0");
+	opt.response_limits = (msb_transfer_limits)MSB_DEFAULT_TRANSFER_LIMITS;
+	opt.allowed_identities = MSB_BIT(MSB_IDENTITY__COUNT);
+	assert_refused(&err, msb_host_tools_new(&opt, &reg, &err), MSB_E_VALUE, "allowed_identities",
+		       "outside the identity axis");
+	opt.allowed_identities = MSB_BIT(MSB_IDENTITY_APP);
+	opt.struct_size = 8;
+	assert_refused(&err, msb_host_tools_new(&opt, &reg, &err), MSB_E_VALUE, "struct_size",
+		       "MSB_HOST_TOOLS_OPTIONS_INIT");
+	assert_refused(&err, msb_host_tools_new(NULL, &reg, &err), MSB_E_VALUE, "options missing");
 	assert_null(reg);
 }
 
@@ -282,6 +291,22 @@ static void registration_refusals(void **state)
 	assert_refused(&err, msb_host_tools_register(reg, &t, &err), MSB_E_VALUE, "'a' is declared twice");
 	t = tool_of("many", MSB_HOST_TOOL_FN(lookup), LOOKUP_PARAMS, MSB_HOST_TOOL_MAX_PARAMS + 1, &TRUSTED_APP);
 	assert_refused(&err, msb_host_tools_register(reg, &t, &err), MSB_E_VALUE, "'many'", "at most 16");
+	t = tool_of("nolist", MSB_HOST_TOOL_FN(lookup), NULL, 2, &TRUSTED_APP);
+	assert_refused(&err, msb_host_tools_register(reg, &t, &err), MSB_E_VALUE, "'nolist'",
+		       "gives no list");
+	const msb_host_tool_param unnamed[] = { { "", MSB_ARG_STRING } };
+	t = tool_of("unnamed", MSB_HOST_TOOL_FN(echo), unnamed, 1, &TRUSTED_APP);
+	assert_refused(&err, msb_host_tools_register(reg, &t, &err), MSB_E_VALUE, "'unnamed'",
+		       "parameter 1 has no usable name");
+	t = LOOKUP(&TRUSTED_APP);
+	t.struct_size = 4;
+	assert_refused(&err, msb_host_tools_register(reg, &t, &err), MSB_E_VALUE, "struct_size",
+		       "MSB_HOST_TOOL_INIT");
+	char long_name[MSB_HOST_TOOL_MAX_NAME + 2];
+	memset(long_name, 'n', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	t = tool_of(long_name, MSB_HOST_TOOL_FN(echo), ECHO_PARAMS, 1, &TRUSTED_APP);
+	assert_refused(&err, msb_host_tools_register(reg, &t, &err), MSB_E_VALUE, "1-64 characters");
 
 	must_register(reg, LOOKUP(&TRUSTED_APP));
 	t = LOOKUP(&PURE);

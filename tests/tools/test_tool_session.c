@@ -219,6 +219,14 @@ static void wiring_refusals(void **state)
 	msb_tool_options to = MSB_TOOL_OPTIONS_INIT;
 	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &w.spec, &to, &s, &err),
 			  MSB_E_VALUE, "no name");
+	msb_tool_options old = to;
+	old.struct_size = 16;
+	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &w.spec, &old, &s, &err),
+			  MSB_E_VALUE, "struct_size", "MSB_TOOL_OPTIONS_INIT");
+	msb_tool_answer a = { 0 };
+	fx_assert_refused(&err, msb_tool_session_call(w.session, NULL, NULL, &a, &err), MSB_E_VALUE,
+			  "'build_bicep'", "no body");
+	msb_tool_answer_free(&a);
 	to.name = "t";
 	to.reclaim_timeout = NAN;
 	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &w.spec, &to, &s, &err),
