@@ -240,6 +240,10 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	struct stat st;
 	bool have_kernel = kernel && stat(kernel, &st) == 0;
 	free(kernel);
+	if (access(ctx->qemu, X_OK) != 0)
+		return msb_error_set(err, MSB_E_BACKEND, "backend qemu: the engine %s is not there "
+				     "(install the Debian package qemu-system-x86, or set qemu: to its "
+				     "path)", ctx->qemu);
 	if (!have_kernel)
 		return msb_error_set(err, MSB_E_BACKEND,
 				     "backend qemu: no guest kernel in %s; fetch it with "

@@ -439,6 +439,16 @@ static void config_refusals(void **state)
 	qemu_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 
+	/* No engine: named, with the package that provides it. */
+	assert_int_equal(qemu_fixture_open(&bad, NULL, "qemu: /nonexistent/qemu-system-x86_64\n", &err),
+			 MSB_OK);
+	assert_int_equal(bad.ops->acquire(bad.self, &k, &spec, &h, &err), MSB_E_BACKEND);
+	assert_non_null(strstr(msb_error_message(&err), "qemu-system-x86"));
+	assert_non_null(strstr(msb_error_message(&err), "/nonexistent/qemu-system-x86_64"));
+	msb_error_clear(&err);
+	qemu_fixture_close(&bad);
+	assert_int_equal(qemu_fixture_leaks(&bad), 0);
+
 	/* An image the guest cannot be is refused by name, before anything boots. */
 	assert_int_equal(qemu_fixture_open(&bad, NULL, "", &err), MSB_OK);
 	msb_spec other = spec;
