@@ -381,6 +381,14 @@ static void config_refusals(void **state)
 	gvisor_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
 
+	/* No engine: refused at init, naming the path and the package. */
+	assert_int_equal(gvisor_fixture_open(&bad, NULL, "runsc: /nonexistent/runsc\n", &err), MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "/nonexistent/runsc"));
+	assert_non_null(strstr(msb_error_message(&err), "runsc"));
+	msb_error_clear(&err);
+	gvisor_fixture_close(&bad);
+	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+
 	/* A pids limit gVisor itself cannot start under is refused with the reason. */
 	assert_int_equal(gvisor_fixture_open(&bad, NULL, "pids: 64\n", &err), MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "gVisor's own host threads"));

@@ -461,6 +461,26 @@ static void config_refusals(void **state)
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 }
 
+static void boot_timeout_is_bounded_and_cleans_up(void **state)
+{
+	(void)state;
+	/* A guest that cannot answer in time fails the acquire, and leaves no VM behind. */
+	qemu_fixture slow;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(qemu_fixture_open(&slow, NULL, "boot_timeout: 300ms\n", &err), MSB_OK);
+	msb_key k = key_of("too-slow", NULL);
+	msb_sandbox_handle *h = NULL;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(slow.ops->acquire(slow.self, &k, &spec, &h, &err), MSB_E_TIMEOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_non_null(strstr(msb_error_message(&err), "boot_timeout"));
+	msb_error_clear(&err);
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	qemu_fixture_close(&slow);
+	assert_int_equal(qemu_fixture_leaks(&slow), 0);
+}
+
 int main(void)
 {
 	char why[512];
@@ -471,6 +491,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(config_refusals),
+		cmocka_unit_test(boot_timeout_is_bounded_and_cleans_up),
 		cmocka_unit_test(every_operation),
 		cmocka_unit_test(closed_egress_no_network_device),
 		cmocka_unit_test(timeout_and_output_cap),
