@@ -108,10 +108,10 @@ static _Noreturn void child_fail(int fd, int stage)
 	_exit(127);
 }
 
-/* In the forked child: become the command. Never returns. */
 /*
- * In the vfork'd child (see spawn_command): it borrows the agent's memory until it execs, so
- * it only makes system calls, and writes nothing of the parent's but errno.
+ * In the vfork'd child (see spawn_command): become the command; never returns. It borrows
+ * the agent's memory until it execs, so it only makes system calls, and writes nothing of
+ * the parent's but errno.
  */
 static _Noreturn void child_exec(const run_spec *rs, int in, int out, int errfd, int status)
 {
