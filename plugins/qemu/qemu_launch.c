@@ -6,8 +6,9 @@
  * `egress: closed` here is the absence of any NIC, not a rule that could be got around. The
  * one way in is a few virtio-serial ports, each bound to a unix socket in the sandbox's
  * directory.
- * QEMU's own seccomp sandbox is on, denying it resource control and obsolete
- * system calls: a guest that escapes into QEMU lands in a process that can do little.
+ * QEMU's own seccomp sandbox is on, denying it resource control and obsolete system calls,
+ * and run as root it drops to nobody: a guest that escapes into QEMU lands in a process that
+ * can do little.
  *
  * Under TCG the guest kernel cannot calibrate its TSC against a PIT whose ticks arrive late
  * on a loaded host, and hangs at boot ("Marking TSC unstable"); TCG's TSC runs at the host's
@@ -97,6 +98,14 @@ char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 	a[n++] = "-append";
 	a[n++] = append;
 	a[n++] = "-no-reboot";
+	/*
+	 * As root, QEMU drops to nobody once it has opened its files and sockets: a guest that
+	 * escaped into QEMU would hold no privilege on the host.
+	 */
+	if (geteuid() == 0) {
+		a[n++] = "-runas";
+		a[n++] = "nobody";
+	}
 	if (daemonize) {
 		snprintf(serial, sizeof serial, "file:%s/console.log", dir);
 		for (int i = 0; i < MSB_QEMU_PORTS; i++) {

@@ -320,6 +320,13 @@ static void fork_storm_and_memory_hog_stay_inside(void **state)
 	if (s)
 		fclose(s);
 	assert_true(rss_kb > 0 && rss_kb < 512 * 1024);
+	/* And QEMU itself holds no privilege: run as root, it dropped to nobody. */
+	if (geteuid() == 0) {
+		struct stat st;
+		snprintf(cmd, sizeof cmd, "/proc/%ld", (long)qemu);
+		assert_int_equal(stat(cmd, &st), 0);
+		assert_int_equal(st.st_uid, 65534);
+	}
 }
 
 static void second_process_reaches_the_same_vm(void **state)
