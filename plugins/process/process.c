@@ -103,6 +103,20 @@ static void exec_agent(char **argv, int ready, const char *log_path)
 		_exit(126);
 	close_range(4, ~0u, 0);
 	execv(argv[0], argv);
+	/* Say why in the log, with system calls alone (this may run on borrowed memory). */
+	int e = errno;
+	char num[12];
+	size_t n = sizeof num;
+	do
+		num[--n] = (char)('0' + e % 10);
+	while ((e /= 10) && n);
+	const char *parts[] = { "msb-agent could not be started: exec ", argv[0], " failed, errno ",
+				NULL };
+	for (const char *const *p = parts; *p; p++)
+		if (write(2, *p, strlen(*p)) < 0)
+			break;
+	if (write(2, num + n, sizeof num - n) < 0 || write(2, "\n", 1) < 0)
+		_exit(127);
 	_exit(127);
 }
 
@@ -201,10 +215,22 @@ static msb_errc wait_ready(int fd, double seconds, const msb_driver_box *box, ms
 	char b;
 	if (n == 1 && read(fd, &b, 1) == 1)
 		return MSB_OK;
-	return msb_error_set(err, MSB_E_BACKEND,
-			     "backend process: sandbox %s: the agent %s (see %s/agent.log)",
+	/* The sandbox's directory goes with the failed start: quote the log's last words. */
+	char log_path[4200], tail[512] = "";
+	snprintf(log_path, sizeof log_path, "%s/agent.log", box->dir);
+	int log = open(log_path, O_RDONLY | O_CLOEXEC);
+	if (log >= 0) {
+		off_t size = lseek(log, 0, SEEK_END);
+		off_t from = size > (off_t)sizeof tail - 1 ? size - (off_t)sizeof tail + 1 : 0;
+		ssize_t got = pread(log, tail, sizeof tail - 1, from);
+		tail[got > 0 ? got : 0] = '\0';
+		close(log);
+		for (char *c = tail + strlen(tail); c > tail && c[-1] == '\n'; c--)
+			c[-1] = '\0';
+	}
+	return msb_error_set(err, MSB_E_BACKEND, "backend process: sandbox %s: the agent %s%s%s",
 			     box->name, n == 0 ? "did not become ready in time" : "exited at start",
-			     box->dir);
+			     tail[0] ? ": " : "", tail);
 }
 
 /* Let an unprivileged agent reach and own its work directory. */

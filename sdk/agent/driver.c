@@ -201,7 +201,12 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 		if (rc == MSB_OK)
 			rc = start_fresh(inst, &h->paths, &k, spec, &h->client, err);
 	}
-	close(lock);
+	/* A start that failed and was cleaned up leaves no sandbox: its lock file goes too. */
+	struct stat left;
+	if (rc != MSB_OK && lstat(h->paths.dir, &left) < 0 && errno == ENOENT)
+		driver_unlock_remove(&h->paths, lock);
+	else
+		close(lock);
 	if (rc != MSB_OK) {
 		driver_paths_free(&h->paths);
 		free(h);

@@ -290,6 +290,28 @@ static void test_config_refused(void **state)
 	msb_loader_free(loader);
 }
 
+/* An agent that cannot start is reported with its reason, and leaves nothing behind. */
+static void test_agent_missing(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	c.vals[1].scalar = "/nonexistent/msb-agent"; /* agent */
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "missing", "t", "agent", "" };
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(f.ops->acquire(f.inst, &key, &f.spec, &h, &err), MSB_E_BACKEND);
+	assert_non_null(strstr(msb_error_message(&err), "exited at start"));
+	assert_non_null(strstr(msb_error_message(&err), "exec /nonexistent/msb-agent failed"));
+	msb_error_clear(&err);
+	char name[36], dir[160];
+	msb_driver_sandbox_name(state_dir, &key, "default", name);
+	snprintf(dir, sizeof dir, "%s/%s", state_dir, name);
+	assert_false(path_exists(dir));
+	fixture_close(&f);
+}
+
 static void test_operations(void **state)
 {
 	cfg c;
@@ -822,6 +844,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_config_refused),
+		cmocka_unit_test(test_agent_missing),
 		cmocka_unit_test(test_operations),
 		cmocka_unit_test(test_two_processes_one_sandbox),
 		cmocka_unit_test(test_threads_race_one_sandbox),
