@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <msb/backend.h>
@@ -118,6 +119,37 @@ static pid_t read_pid_file(const char *path)
 	return (pid_t)pid;
 }
 
+/*
+ * The agent binds its socket in the channel directory, which the sandbox can write: it
+ * could put a symlink there to point the host at some other socket. So the host never
+ * connects through that directory. Once the socket is there, it is hard-linked (linkat
+ * without following: a planted symlink would be linked as a symlink, and refused) to
+ * <dir>/agent.sock, a name only the host can change, and checked to be a socket.
+ */
+static msb_errc link_socket(const msb_driver_box *box, const char *chan, msb_error *err)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/agent.sock", chan);
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(box->config->start_timeout * 1000.0);
+	struct stat st;
+	for (int delay = 1; lstat(path, &st) != 0; delay = delay < 20 ? delay * 2 : 20) {
+		if (msb_agent_now_ms() >= deadline)
+			return msb_error_set(err, MSB_E_TIMEOUT, "backend gvisor: sandbox %s: the agent "
+					     "did not create its socket within %.1f s", box->name,
+					     box->config->start_timeout);
+		nanosleep(&(struct timespec){ 0, delay * 1000000L }, NULL);
+	}
+	unlink(box->socket_path);
+	if (linkat(AT_FDCWD, path, AT_FDCWD, box->socket_path, 0) != 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: sandbox %s: "
+					   "link %s", box->name, box->socket_path);
+	if (lstat(box->socket_path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+		return msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: %s is not the "
+				     "agent's socket (refused: something else was planted in the "
+				     "channel directory)", box->name, path);
+	return MSB_OK;
+}
+
 static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	const gvisor_ctx *ctx = p;
@@ -135,10 +167,6 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 	if (rc == MSB_OK && (mkdir(chan, 0700) < 0 || (mkdir(runsc_root, 0700) < 0 && errno != EEXIST)))
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: sandbox %s: mkdir",
 					 box->name);
-	/* The driver connects to <dir>/agent.sock; the agent binds it in the channel directory. */
-	if (rc == MSB_OK && symlink("chan/agent.sock", box->socket_path) < 0)
-		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: sandbox %s: "
-					 "symlink %s", box->name, box->socket_path);
 	if (rc == MSB_OK)
 		rc = gvisor_bundle_write(ctx, box, root, chan, err);
 	int status = 0;
@@ -157,6 +185,8 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 				   "no pid file", box->name);
 	if (rc == MSB_OK)
 		rc = msb_driver_write_pid(box, pid, err);
+	if (rc == MSB_OK)
+		rc = link_socket(box, chan, err);
 	free(chan);
 	free(log);
 	free(bundle);
@@ -229,19 +259,12 @@ static bool gvisor_stop(void *p, const msb_driver_box *box, msb_disposal_failure
 	return ok && cgroups_gone(box, failure);
 }
 
-/*
- * The channel directory is writable from inside the sandbox, so what sits there is checked
- * before the host connects: a socket, not a link the sandbox planted to point the host at
- * some other socket.
- */
+/* Alive beyond its pid: the host's link to the agent's socket is still a socket. */
 static bool gvisor_alive(void *p, const msb_driver_box *box)
 {
 	(void)p;
-	char *sock = path_in(box->dir, "chan/agent.sock");
 	struct stat st;
-	bool ok = sock && lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid();
-	free(sock);
-	return ok;
+	return lstat(box->socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid();
 }
 
 static msb_errc read_images(gvisor_ctx *ctx, const msb_node *config, msb_error *err)

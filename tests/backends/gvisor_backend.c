@@ -203,6 +203,31 @@ static void closed_egress_and_read_only_root(void **state)
 	assert_non_null(strstr(out_of(&r), "writable"));
 	msb_exec_result_free(&r);
 	assert_int_equal(access("/etc/msb-x", F_OK), -1);
+
+	/*
+	 * The agent's socket directory is writable from inside. Whatever a command plants there
+	 * (gVisor refuses replacing the bound socket; a second name is allowed) changes nothing
+	 * for the host, which connects through its own hard link — as a second process here.
+	 */
+	r = run(shared, 20, 0, "rm -f /.msb/agent.sock; ln -s /run/elsewhere.sock /.msb/agent.sock; "
+		"ln -s /run/elsewhere.sock /.msb/other.sock; echo tried");
+	assert_string_equal(out_of(&r), "tried\n");
+	msb_exec_result_free(&r);
+	struct stat st;
+	assert_int_equal(lstat(msb_driver_sandbox_box(shared)->socket_path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	gvisor_fixture other;
+	assert_int_equal(gvisor_fixture_open(&other, fx.state, "", NULL), MSB_OK);
+	msb_sandbox_handle *again = acquire_on(&other, "shared", NULL);
+	assert_non_null(again);
+	msb_exec_result r2 = { 0 };
+	const char *argv[] = { "echo", "same", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	assert_int_equal(other.ops->exec(again, &req, &r2, NULL), MSB_OK);
+	assert_string_equal(out_of(&r2), "same\n");
+	msb_exec_result_free(&r2);
+	other.ops->release(again);
+	gvisor_fixture_close(&other);
 }
 
 static void timeout_and_output_cap(void **state)
