@@ -255,6 +255,26 @@ static void test_report_formats(void **state)
 	msb_conformance_report_free(na);
 }
 
+/*
+ * The rule for a scripted fake, on msb's own: inprocess declares exec by default and its
+ * exec answers from a script, so the exec suite fails it — and the files it really keeps
+ * are still judged on themselves, because the kit stopped trusting that exec to look.
+ */
+static void test_scripted_exec_is_not_trusted(void **state)
+{
+	(void)state;
+	const char *suites[] = { "exec", "files", NULL };
+	msb_conformance_report *r = run_fixture(MSB_TEST_MODULE("plugins/inprocess", "inprocess"), suites);
+	assert_outcome(r, "exec", "runs-a-program", MSB_CONFORMANCE_FAIL);
+	assert_outcome(r, "files", "write-refuses-dotdot", MSB_CONFORMANCE_PASS);
+	assert_outcome(r, "files", "reclaim-removes-tree", MSB_CONFORMANCE_SKIP);
+	const msb_conformance_case *c = msb_conformance_report_find(r, "files", "write-refuses-linked-parent");
+	assert_non_null(c);
+	assert_int_equal(c->outcome, MSB_CONFORMANCE_SKIP);
+	assert_non_null(strstr(c->reason, "did not run the kit's probe"));
+	msb_conformance_report_free(r);
+}
+
 /* A backend's message may carry bytes that are not UTF-8; the JSON stays valid, the UTF-8 kept. */
 static void test_json_escapes_non_utf8(void **state)
 {
@@ -282,6 +302,7 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_report_formats);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_allowlist_cases_discriminate);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_json_escapes_non_utf8);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_scripted_exec_is_not_trusted);
 	static char names[sizeof(caught) / sizeof(caught[0])][128];
 	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++) {
 		snprintf(names[i], sizeof(names[i]), "caught: %s by %s/%s", caught[i].fixture,
