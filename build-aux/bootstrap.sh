@@ -27,8 +27,11 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing
 fi
 
-# The microVM backend boots Debian's cloud kernel, unpacked into the tree, never into /boot.
-sh plugins/qemu/fetch-kernel.sh
+# The microVM backend boots Debian's cloud kernel and busybox-static, unpacked into the
+# tree (never installed into /boot); every build below and its tests use this one copy.
+MSB_QEMU_GUEST="$top/build/qemu-guest"
+export MSB_QEMU_GUEST
+sh plugins/qemu/fetch-guest.sh "$MSB_QEMU_GUEST"
 
 [ -x configure ] || autoreconf -fi
 
@@ -54,8 +57,9 @@ check_in() { # check_in DIR [make args…]: run the suite, show the failing logs
 case "$job" in
 demo)
 	build build
-	make -C build -s install
+	make -C build -s install install-qemu-guest
 	ldconfig
+	unset MSB_QEMU_GUEST # the installed msb finds its installed guest
 	msb -c conf/sandbox.yaml check
 	msb -c conf/sandbox.yaml exec shell --scope demo --thread t1 -- uname -a
 	msb -c conf/sandbox.yaml dispose --scope demo --thread t1
