@@ -60,10 +60,13 @@ static void case_evaluates(conf_run *run)
 		while (len && (res.out.data[len - 1] == '\n' || res.out.data[len - 1] == '\r'))
 			len--;
 		if (len != strlen(want) || memcmp(res.out.data, want, len) != 0) {
-			char seen[256];
+			char seen[256], err_text[256];
 			conf_quote(res.out.data, res.out.len, seen, sizeof(seen));
+			conf_quote(res.err.data, res.err.len, err_text, sizeof(err_text));
 			conf_fail(run, "stdout to be the program's computed answer (rc-42-NONCE)",
-				  "stdout was \"%s\": the program was not evaluated", seen);
+				  "stdout was \"%s\" (stderr \"%s\", exit status %d): the program was not "
+				  "evaluated — or the guest speaks another language than --run-code-language %s",
+				  seen, err_text, res.exit_code, programs(run) == &sh_programs ? "sh" : "python");
 		} else if (res.exit_code != 0) {
 			conf_fail(run, "exit status 0", "exit status %d", res.exit_code);
 		}
