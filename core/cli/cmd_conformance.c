@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -132,9 +133,10 @@ static bool watch(int fd, pid_t pid, double timeout, char *current, size_t size,
 {
 	char buf[512];
 	size_t have = 0;
+	int ms = timeout * 1000 < INT_MAX ? (int)(timeout * 1000) : INT_MAX;
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
-		int r = poll(&p, 1, (int)(timeout * 1000));
+		int r = poll(&p, 1, ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0) {
