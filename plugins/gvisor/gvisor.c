@@ -316,10 +316,25 @@ static msb_errc read_cpus(gvisor_ctx *ctx, const msb_node *config, msb_error *er
 /*
  * The platform when the config names none: systrap where this runsc has it (the fastest
  * that needs no hardware virtualisation), else ptrace. kvm is never picked unasked: on a
- * host where /dev/kvm is a PVM shim it hangs.
+ * host where /dev/kvm is a PVM shim it hangs. Asking runsc costs a process start, so the
+ * answer is kept in <state_dir>/platform with the binary's mtime, and asked again only when
+ * runsc changed.
  */
-static char *default_platform(const char *runsc)
+static char *default_platform(const char *runsc, const char *state_dir)
 {
+	struct stat st;
+	long long mtime = stat(runsc, &st) == 0 ? (long long)st.st_mtime : -1;
+	char cache[4200], word[16] = "";
+	long long cached = -2;
+	snprintf(cache, sizeof cache, "%s/platform", state_dir);
+	FILE *f = fopen(cache, "re");
+	if (f) {
+		if (fscanf(f, "%15s %lld", word, &cached) != 2)
+			cached = -2;
+		fclose(f);
+	}
+	if (cached == mtime && (!strcmp(word, "systrap") || !strcmp(word, "ptrace")))
+		return strdup(word);
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "'%s' flags 2>&1", runsc);
 	FILE *p = strchr(runsc, '\'') ? NULL : popen(cmd, "re");
@@ -333,10 +348,20 @@ static char *default_platform(const char *runsc)
 	}
 	if (p)
 		pclose(p);
-	return strdup(systrap ? "systrap" : "ptrace");
+	const char *chosen = systrap ? "systrap" : "ptrace";
+	char tmp[4300];
+	snprintf(tmp, sizeof tmp, "%s.%ld", cache, (long)getpid());
+	f = fopen(tmp, "we");
+	if (f) {
+		fprintf(f, "%s %lld\n", chosen, mtime);
+		if (fclose(f) != 0 || rename(tmp, cache) != 0)
+			unlink(tmp);
+	}
+	return strdup(chosen);
 }
 
-static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config, msb_error *err)
+static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config, const char *state_dir,
+			     msb_error *err)
 {
 	const char *runsc = "/usr/bin/runsc", *platform = NULL;
 	msb_errc rc = msb_node_string(config, "runsc", &runsc, err);
@@ -371,7 +396,7 @@ static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config, msb_error 
 				      "the engine %s is not there (install the Debian package runsc, "
 				      "or set runsc: to its path)", runsc);
 	ctx->runsc = strdup(runsc);
-	ctx->platform = platform ? strdup(platform) : default_platform(runsc);
+	ctx->platform = platform ? strdup(platform) : default_platform(runsc, state_dir);
 	if (!ctx->runsc || !ctx->platform)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	return MSB_OK;
@@ -397,7 +422,7 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	msb_backend_instance *inst = NULL;
 	msb_errc rc = msb_driver_init(&b, config, host, gvisor_keys, &inst, err);
 	if (rc == MSB_OK)
-		rc = parse_config(ctx, config, err);
+		rc = parse_config(ctx, config, msb_driver_instance_config(inst)->state_dir, err);
 	if (rc != MSB_OK) {
 		msb_driver_fini(inst);
 		return rc;

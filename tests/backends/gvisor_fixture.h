@@ -142,7 +142,7 @@ static inline int gvisor_fixture_runsc_procs(const char *state)
 }
 
 /*
- * The leak check: nothing in the state dir but lock files and runsc's (empty) root, no
+ * The leak check: nothing in the state dir but lock files, the platform verdict and runsc's (empty) root, no
  * process whose command line names the state dir, no cgroup left for a sandbox of it.
  * Removes the state dir. Returns the number of leaks, printing each.
  */
@@ -151,7 +151,7 @@ static inline int gvisor_fixture_leaks(gvisor_fixture *fx)
 	int leaks = 0;
 	char cmd[600], line[512];
 	snprintf(cmd, sizeof cmd,
-		 "cd %s 2>/dev/null && { ls -A | grep -v -e '\\.lock$' -e '^runsc$'; ls -A runsc 2>/dev/null; }",
+		 "cd %s 2>/dev/null && { ls -A | grep -v -e '\\.lock$' -e '^runsc$' -e '^platform$'; ls -A runsc 2>/dev/null; }",
 		 fx->state);
 	FILE *p = popen(cmd, "r");
 	while (p && fgets(line, sizeof line, p)) {
