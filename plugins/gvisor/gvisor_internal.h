@@ -49,10 +49,11 @@ msb_errc gvisor_runsc(const gvisor_ctx *ctx, const char *state_dir, const char *
 		      const char *log, double timeout, int *status, msb_error *err);
 
 /*
- * As gvisor_runsc, but under a reaper daemon of its own: `runsc create` leaves the sandbox
- * process behind, and on a host whose init does not reap (a container's PID 1 often does
- * not) the dead sandbox stays a zombie that `runsc delete` then waits on for seconds. The
- * reaper is a child subreaper: the sandbox becomes its child, and it reaps it and exits.
+ * As gvisor_runsc, but under a reaper daemon of its own: `runsc run --detach` leaves the
+ * sandbox process behind, and on a host whose init reaps late or never (a container's PID 1
+ * often does) the dead sandbox stays a zombie that `runsc delete` then waits on for
+ * seconds. The reaper is a child subreaper: the sandbox becomes its child, and it reaps it
+ * and exits.
  */
 msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *state_dir,
 			     const char *const *args, const char *log, double timeout, int *status,
