@@ -1,9 +1,11 @@
 /*
  * suite_scope.c — what one sandbox serves: two conversations (different thread ids) never
  * share a filesystem, one conversation's key finds its own sandbox again (get-or-create),
- * and with `call` declared two calls of one conversation never meet and one call's
- * leftovers — files and a process it left running — are unreachable from the next.
+ * however many callers race to acquire it, and with `call` declared two calls of one
+ * conversation never meet and one call's leftovers — files and a process it left running —
+ * are unreachable from the next.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -130,9 +132,100 @@ static void case_call_leftovers_unreachable(conf_run *run)
 			  "call-2 sees %s", l ? left : "the file call-1's leftover process wrote after the call");
 }
 
+#define RACERS 4
+
+typedef struct starting_gun {
+	pthread_mutex_t lock;
+	pthread_cond_t fired;
+	bool go;
+} starting_gun;
+
+typedef struct racer {
+	conf_run *run;
+	const conf_box *box;
+	starting_gun *gun;
+	msb_sandbox_handle *handle;
+	msb_errc rc;
+	char error[256];
+} racer;
+
+/* Only the backend is called here: verdicts are written by the main thread afterwards. */
+static void *race(void *arg)
+{
+	racer *r = arg;
+	msb_error err = MSB_ERROR_INIT;
+	pthread_mutex_lock(&r->gun->lock);
+	while (!r->gun->go)
+		pthread_cond_wait(&r->gun->fired, &r->gun->lock);
+	pthread_mutex_unlock(&r->gun->lock);
+	r->rc = r->run->ops->acquire(r->run->self, &r->box->key, &r->box->spec, &r->handle, &err);
+	snprintf(r->error, sizeof(r->error), "%s: %s", msb_errc_name(r->rc), msb_error_message(&err));
+	msb_error_clear(&err);
+	return NULL;
+}
+
+/*
+ * Several callers acquire one key at once (the contract: one sandbox per (key, kind) however
+ * many race). Each then writes a marker through its own handle; every marker must be visible
+ * through the first, or the race made several sandboxes and all but one are orphans.
+ */
+static void case_acquire_race(conf_run *run)
+{
+	conf_box *box = conf_box_new(run, "race", NULL, MSB_SCOPE_CONVERSATION);
+	if (!box)
+		return;
+	starting_gun gun = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
+	racer racers[RACERS];
+	pthread_t threads[RACERS];
+	size_t started = 0;
+	for (size_t i = 0; i < RACERS; i++) {
+		racers[i] = (racer){ .run = run, .box = box, .gun = &gun };
+		if (pthread_create(&threads[i], NULL, race, &racers[i]) != 0)
+			break;
+		started++;
+	}
+	/* All at once: the window a backend without a lock leaves open is at its widest. */
+	pthread_mutex_lock(&gun.lock);
+	gun.go = true;
+	pthread_cond_broadcast(&gun.fired);
+	pthread_mutex_unlock(&gun.lock);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	if (started < 2)
+		conf_skip(run, "could not start threads to race");
+	for (size_t i = 0; i < started && !conf_decided(run); i++)
+		if (racers[i].rc != MSB_OK || !racers[i].handle)
+			conf_fail(run, "every racing acquire of one key to return its sandbox",
+				  "racer %zu: %s", i, racers[i].error);
+	char markers[RACERS][96];
+	for (size_t i = 0; i < started && !conf_decided(run); i++) {
+		conf_box view = *box;
+		view.handle = racers[i].handle;
+		conf_unique(run, "racer", markers[i], sizeof(markers[i]));
+		conf_plant(run, &view, markers[i], "raced");
+	}
+	if (!conf_decided(run)) {
+		conf_box first = *box;
+		first.handle = racers[0].handle;
+		for (size_t i = 0; i < started && !conf_decided(run); i++) {
+			int seen = conf_exists(run, &first, markers[i]);
+			if (seen < 0)
+				conf_skip(run, "nothing declared (exec or files_out) can look for a file");
+			else if (!seen)
+				conf_fail(run, "racing acquires of one key to meet one sandbox",
+					  "%s, written through racer %zu's handle, is not in racer 0's sandbox",
+					  markers[i], i);
+		}
+	}
+	for (size_t i = 0; i < started; i++)
+		if (racers[i].handle)
+			run->ops->release(racers[i].handle);
+}
+
 static const conf_case scope_cases[] = {
 	{ "conversations-apart", 0, case_conversations_apart },
 	{ "conversation-reused", 0, case_conversation_reused },
+	{ "acquire-race-one-sandbox", 0, case_acquire_race },
 	{ "calls-apart", 0, case_calls_apart },
 	{ "call-leftovers-unreachable", 0, case_call_leftovers_unreachable },
 };

@@ -51,6 +51,7 @@
 #define DEFECT_SHALLOW_DISPOSE 14 /* dispose empties the work dir's files, leaves its directories */
 #define DEFECT_CRASH 15          /* stat_file aborts the process */
 #define DEFECT_HANG 16           /* read_file never returns */
+#define DEFECT_RACY_ACQUIRE 17   /* acquire checks its registry, then writes it, unlocked */
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -266,6 +267,34 @@ static msb_errc mkdirs_host(const char *path, msb_error *err)
 	return MSB_OK;
 }
 
+/*
+ * DEFECT_RACY_ACQUIRE: the sandbox gets a random name kept in a registry file, looked up and
+ * then written without a lock — callers racing for one key each find no entry, each make a
+ * sandbox of their own, and the last registry write wins.
+ */
+static void racy_registry(char *dir, size_t size)
+{
+	char registry[DIR_MAX + 8], id[32] = "";
+	snprintf(registry, sizeof(registry), "%s.id", dir);
+	FILE *f = fopen(registry, "r");
+	if (f) {
+		if (!fgets(id, sizeof(id), f))
+			id[0] = '\0';
+		fclose(f);
+	}
+	if (!id[0]) {
+		usleep(20 * 1000); /* whatever a real engine does between the check and the write */
+		snprintf(id, sizeof(id), "%08lx", (unsigned long)random());
+		f = fopen(registry, "w");
+		if (f) {
+			fputs(id, f);
+			fclose(f);
+		}
+	}
+	size_t len = strlen(dir);
+	snprintf(dir + len, size - len, "-%s", id);
+}
+
 static msb_errc fx_acquire(msb_backend_instance *self, const msb_key *key, const msb_spec *spec,
 			   msb_sandbox_handle **out, msb_error *err)
 {
@@ -278,6 +307,8 @@ static msb_errc fx_acquire(msb_backend_instance *self, const msb_key *key, const
 		return msb_error_set(err, MSB_E_VALUE, "fixture: work_dir too long");
 	char dir[DIR_MAX], meta[DIR_MAX + 8], work[HOST_MAX];
 	sandbox_dir(self, key, spec->kind, dir, sizeof(dir));
+	if (FIXTURE_DEFECT == DEFECT_RACY_ACQUIRE)
+		racy_registry(dir, sizeof(dir));
 	snprintf(h->fs, sizeof(h->fs), "%s/fs", dir);
 	snprintf(h->work_dir, sizeof(h->work_dir), "%s", spec->work_dir);
 	snprintf(work, sizeof(work), "%s%s", h->fs, spec->work_dir);

@@ -75,6 +75,7 @@ static void test_good_fixture_passes_every_case(void **state)
 		{ "files", "write-refuses-linked-parent" }, { "files", "read-max-bytes-refused" },
 		{ "files", "reclaim-missing-is-success" }, { "files", "reclaim-removes-tree" },
 		{ "scope", "calls-apart" },           { "scope", "call-leftovers-unreachable" },
+		{ "scope", "acquire-race-one-sandbox" },
 		{ "disposal", "failed-dispose-reported" }, { "disposal", "dispose-scope-counts" },
 	};
 	for (size_t i = 0; i < sizeof(must_pass) / sizeof(must_pass[0]); i++)
@@ -125,6 +126,7 @@ static const struct {
 	{ "conf_allowlist_open", "egress", "allowlist-other-refused", "reached 127.0.0.2" },
 	{ "conf_scope_miscount", "disposal", "dispose-scope-counts", "disposed 0" },
 	{ "conf_shallow_dispose", "disposal", "dispose-leaves-nothing", "the work dir holds" },
+	{ "conf_racy_acquire", "scope", "acquire-race-one-sandbox", "not in racer 0's sandbox" },
 	{ "conf_allowlist_shut", "egress", "allowlist-listed-answers", "confines more" },
 };
 
