@@ -75,11 +75,11 @@ static void file_tail(const char *path, char *out, size_t cap)
 			*p = ' ';
 }
 
-/* The image's root directory: "host" (or none) is "/", else config `images:`. */
+/* The image's root directory: NULL for "host" (or none: the curated host root), else config `images:`. */
 static msb_errc image_root(const gvisor_ctx *ctx, const char *image, const char **root,
 			   msb_error *err)
 {
-	*root = "/";
+	*root = NULL;
 	if (!image || !*image || !strcmp(image, "host"))
 		return MSB_OK;
 	for (size_t i = 0; i < ctx->n_images; i++)
@@ -360,8 +360,19 @@ static char *default_platform(const char *runsc, const char *state_dir)
 	return strdup(chosen);
 }
 
-static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config, const char *state_dir,
-			     msb_error *err)
+/*
+ * Host tasks per process inside the sandbox. On the ptrace platform each guest process costs
+ * the host a stub process and its threads plus Sentry threads: 50 sleepers took the
+ * sandbox's pids count from 73 to 1010 here (~19 each), 100 of them to 2203 (~21), more
+ * while they fork. The host's pids limit counts all of them, and when the Sentry cannot
+ * start a thread the whole sandbox dies — so the limit that holds a fork bomb must be
+ * rlimit_nproc, inside, with `pids` sized above it.
+ */
+#define HOST_TASKS_PER_PROCESS 32
+#define HOST_TASKS_BASE 128
+
+static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config,
+			     const msb_driver_config *driver, msb_error *err)
 {
 	const char *runsc = "/usr/bin/runsc", *platform = NULL;
 	msb_errc rc = msb_node_string(config, "runsc", &runsc, err);
@@ -384,10 +395,20 @@ static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config, const char
 		return msb_node_error(err, msb_node_get(config, "platform"), MSB_E_CONFIG,
 				      "platform must be ptrace, systrap or kvm, not '%s'", platform);
 	/* gVisor's own threads count against the pids limit: below this it cannot even start. */
-	if (ctx->pids < 128)
+	if (ctx->pids < HOST_TASKS_BASE)
 		return msb_node_error(err, msb_node_get(config, "pids"), MSB_E_CONFIG,
-				      "pids must be at least 128: gVisor's own host threads count "
-				      "against it");
+				      "pids must be at least %d: gVisor's own host threads count "
+				      "against it", HOST_TASKS_BASE);
+	uint64_t nproc = driver->agent.rlimits.nproc;
+	if (nproc && ctx->pids < HOST_TASKS_BASE + HOST_TASKS_PER_PROCESS * nproc)
+		return msb_node_error(err, msb_node_get(config, "pids"), MSB_E_CONFIG,
+				      "pids %llu is below what rlimit_nproc %llu needs (%llu): each "
+				      "process in gVisor costs the host about %d tasks, and a sandbox "
+				      "that reaches the host's pids limit dies whole instead of "
+				      "refusing the fork", (unsigned long long)ctx->pids,
+				      (unsigned long long)nproc,
+				      (unsigned long long)(HOST_TASKS_BASE + HOST_TASKS_PER_PROCESS * nproc),
+				      HOST_TASKS_PER_PROCESS);
 	if (ctx->memory < 64 * MSB_MIB)
 		return msb_node_error(err, msb_node_get(config, "memory"), MSB_E_CONFIG,
 				      "memory must be at least 64MiB");
@@ -396,7 +417,7 @@ static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config, const char
 				      "the engine %s is not there (install the Debian package runsc, "
 				      "or set runsc: to its path)", runsc);
 	ctx->runsc = strdup(runsc);
-	ctx->platform = platform ? strdup(platform) : default_platform(runsc, state_dir);
+	ctx->platform = platform ? strdup(platform) : default_platform(runsc, driver->state_dir);
 	if (!ctx->runsc || !ctx->platform)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	return MSB_OK;
@@ -409,7 +430,7 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	if (!ctx)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	ctx->memory = 512 * MSB_MIB;
-	ctx->pids = 512;
+	ctx->pids = 4096; /* about 120 processes inside: see HOST_TASKS_PER_PROCESS */
 	ctx->cpus = 1.0;
 	ctx->tmp_size = 64 * MSB_MIB;
 	msb_boundary b = MSB_BOUNDARY_INIT;
@@ -422,7 +443,7 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	msb_backend_instance *inst = NULL;
 	msb_errc rc = msb_driver_init(&b, config, host, gvisor_keys, &inst, err);
 	if (rc == MSB_OK)
-		rc = parse_config(ctx, config, msb_driver_instance_config(inst)->state_dir, err);
+		rc = parse_config(ctx, config, msb_driver_instance_config(inst), err);
 	if (rc != MSB_OK) {
 		msb_driver_fini(inst);
 		return rc;

@@ -4,7 +4,8 @@
  *
  * What each piece is for:
  *  - root: the image's root directory, read-only — a command cannot change the image any
- *    other sandbox runs from;
+ *    other sandbox runs from; for the built-in `host` image, a root of the sandbox's own
+ *    with only the host's programs, libraries and a few /etc files bound in (host_image);
  *  - the work directory: the one writable host directory, bound at the spec's work_dir;
  *  - the channel directory: the agent's socket, reaching the host through runsc's
  *    --host-uds=create (the sandbox may create sockets on its bind mounts, never connect to
@@ -16,10 +17,12 @@
  *    (the pids limit counts gVisor's own threads, so it is sized above what a command gets).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gvisor_internal.h"
 
@@ -44,6 +47,105 @@ static void bind_mount(FILE *f, const char *dest, const char *source, bool rw)
 	fputs(", \"type\": \"bind\", \"source\": ", f);
 	json_str(f, source);
 	fprintf(f, ", \"options\": [\"rbind\", \"%s\", \"nosuid\", \"nodev\"]}", rw ? "rw" : "ro");
+}
+
+/*
+ * The built-in `host` image, as bwrap builds it: an empty root of the sandbox's own
+ * (<dir>/rootfs, read-only) with the host's programs and libraries bound into it, and only
+ * the pieces of /etc a dynamically linked program and a shell need — the loader cache, user
+ * names, the time zone. Nothing else of /etc (no shadow, no ssh keys, no resolv.conf) and
+ * nothing of /root or /home: the container's root user would read whatever the host's root
+ * can, so what is not bound is what keeps it out. A usr-merged /bin -> usr/bin stays a link,
+ * or ld.so paths break.
+ */
+static const char *const host_tops[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
+static const char *const host_etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+					"/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+					"/etc/localtime", "/etc/alternatives" };
+
+/* Recreate `src` under `rootfs`: a link as the same link, else a mount point. True: bind it. */
+static bool host_entry(const char *rootfs, const char *src, bool *bind)
+{
+	struct stat st;
+	char dest[4300];
+	*bind = false;
+	if (lstat(src, &st) != 0)
+		return true; /* not on this host: nothing to show */
+	snprintf(dest, sizeof dest, "%s%s", rootfs, src);
+	if (S_ISLNK(st.st_mode)) {
+		char target[4096];
+		ssize_t n = readlink(src, target, sizeof target - 1);
+		if (n <= 0)
+			return false;
+		target[n] = '\0';
+		return symlink(target, dest) == 0 || errno == EEXIST;
+	}
+	*bind = S_ISDIR(st.st_mode) || S_ISREG(st.st_mode);
+	if (S_ISDIR(st.st_mode))
+		return mkdir(dest, 0755) == 0 || errno == EEXIST;
+	if (S_ISREG(st.st_mode)) {
+		int fd = open(dest, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+		return fd >= 0;
+	}
+	return true;
+}
+
+/* mkdir -p `dir` under `rootfs`, for a mount point of the spec's work dir. */
+static bool make_dirs(const char *rootfs, const char *dir)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s%s", rootfs, dir);
+	for (char *p = path + strlen(rootfs) + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(path, 0755) != 0 && errno != EEXIST)
+				return false;
+			*p = c;
+			if (!c)
+				return true;
+		}
+	}
+}
+
+/* Build <dir>/rootfs and emit the host image's binds; false (errno set) on failure. */
+static bool host_image(FILE *f, const msb_driver_box *box, const char *rootfs)
+{
+	if (mkdir(rootfs, 0755) != 0 && errno != EEXIST)
+		return false;
+	char etc[4400];
+	snprintf(etc, sizeof etc, "%s/etc", rootfs);
+	if (mkdir(etc, 0755) != 0 && errno != EEXIST)
+		return false;
+	static const char *const points[] = { "/proc", "/dev", "/tmp", "/sys", GVISOR_CHANNEL_DIR };
+	for (size_t i = 0; i < sizeof points / sizeof *points; i++)
+		if (!make_dirs(rootfs, points[i]))
+			return false;
+	if (!make_dirs(rootfs, box->spec->work_dir))
+		return false;
+	char agent[4400];
+	snprintf(agent, sizeof agent, "%s%s", rootfs, GVISOR_AGENT_PATH);
+	int fd = open(agent, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+	if (fd < 0)
+		return false;
+	close(fd);
+	for (size_t i = 0; i < sizeof host_tops / sizeof *host_tops; i++) {
+		bool bind;
+		if (!host_entry(rootfs, host_tops[i], &bind))
+			return false;
+		if (bind)
+			bind_mount(f, host_tops[i], host_tops[i], false);
+	}
+	for (size_t i = 0; i < sizeof host_etc / sizeof *host_etc; i++) {
+		bool bind;
+		if (!host_entry(rootfs, host_etc[i], &bind))
+			return false;
+		if (bind)
+			bind_mount(f, host_etc[i], host_etc[i], false);
+	}
+	return true;
 }
 
 msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, const char *root,
@@ -73,9 +175,11 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 		fputs(", ", f);
 		json_str(f, *a);
 	}
+	char rootfs[4300];
+	snprintf(rootfs, sizeof rootfs, "%s/rootfs", box->dir);
 	fputs("],\n    \"env\": [\"PATH=/usr/local/bin:/usr/bin:/bin\"],\n    \"cwd\": \"/\",\n"
 	      "    \"noNewPrivileges\": true\n  },\n  \"root\": {\"path\": ", f);
-	json_str(f, root);
+	json_str(f, root ? root : rootfs);
 	fputs(", \"readonly\": true},\n  \"hostname\": \"msb\",\n  \"mounts\": [\n"
 	      "    {\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"}", f);
 	fprintf(f, ",\n    {\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", "
@@ -83,6 +187,13 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 	bind_mount(f, box->spec->work_dir, box->work_dir, true);
 	bind_mount(f, GVISOR_CHANNEL_DIR, chan_dir, true);
 	bind_mount(f, GVISOR_AGENT_PATH, box->config->agent_path, false);
+	if (!root && !host_image(f, box, rootfs)) {
+		int e = errno;
+		fclose(f);
+		free(argv);
+		return msb_error_set_errno(err, MSB_E_BACKEND, e, "backend gvisor: sandbox %s: "
+					   "building the host image's root in %s", box->name, rootfs);
+	}
 	fputs("\n  ],\n  \"linux\": {\n    \"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, "
 	      "{\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"mount\"}],\n", f);
 	fprintf(f, "    \"cgroupsPath\": \"/msb/gvisor/%s\",\n", box->name);

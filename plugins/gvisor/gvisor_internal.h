@@ -34,8 +34,9 @@ typedef struct gvisor_ctx {
 #define GVISOR_AGENT_PATH "/.msb-agent"
 
 /*
- * Write <box->dir>/bundle/config.json for `root` (the image's root directory): the agent as
- * the container's only process, listening in the channel directory.
+ * Write <box->dir>/bundle/config.json for `root` (the image's root directory; NULL: the
+ * built-in `host` image, assembled in <box->dir>/rootfs): the agent as the container's only
+ * process, listening in the channel directory.
  */
 msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, const char *root,
 			     const char *chan_dir, msb_error *err);

@@ -105,7 +105,7 @@ static int group_setup(void **state)
 	(void)state;
 	msb_spec_init(&spec, "code");
 	msb_error err = MSB_ERROR_INIT;
-	if (gvisor_fixture_open(&fx, NULL, "memory: 256MiB\npids: 1024\nrlimit_nproc: 100\nrlimit_as: 160MiB\nmax_output: 65536\n", &err) != MSB_OK) {
+	if (gvisor_fixture_open(&fx, NULL, "memory: 512MiB\npids: 4096\nrlimit_nproc: 100\nrlimit_as: 160MiB\nmax_output: 65536\n", &err) != MSB_OK) {
 		fprintf(stderr, "open: %s\n", msb_error_message(&err));
 		msb_error_clear(&err);
 		return -1;
@@ -275,29 +275,39 @@ static void fork_bomb_and_memory_hog_are_held(void **state)
 	 */
 	msb_sandbox_handle *bomb = acquire_on(&fx, "bomb", NULL);
 	assert_non_null(bomb);
-	msb_exec_result r = run(bomb, 60, 0,
-				"(i=0; while [ $i -lt 400 ]; do sleep 600 >/dev/null 2>&1 & i=$((i+1)); done) "
-				"2>/tmp/fork.err; grep -c -i -e fork -e resource -e again /tmp/fork.err; "
-				"echo done");
-	fprintf(stderr, "# fork bomb: exit %d out '%s'\n", r.exit_code, out_of(&r));
-	assert_non_null(strstr(out_of(&r), "done"));
-	assert_true(atoi(out_of(&r)) >= 1);
-	msb_exec_result_free(&r);
-	r = run(bomb, 20, 0, "echo still-here");
-	assert_string_equal(out_of(&r), "still-here\n");
-	msb_exec_result_free(&r);
+	const char *bomb_argv[] = { "sh", "-c",
+				    "(i=0; while [ $i -lt 400 ]; do sleep 600 >/dev/null 2>&1 & "
+				    "i=$((i+1)); done) 2>/tmp/fork.err; "
+				    "grep -c -i -e fork -e resource -e again /tmp/fork.err; echo done",
+				    NULL };
+	msb_exec_request req = { .argv = bomb_argv, .timeout = 60 };
+	msb_exec_result r = { 0 }, after = { 0 };
+	msb_errc rc = fx.ops->exec(bomb, &req, &r, NULL);
+	const char *after_argv[] = { "echo", "still-here", NULL };
+	msb_exec_request req2 = { .argv = after_argv, .timeout = 20 };
+	msb_errc rc2 = fx.ops->exec(bomb, &req2, &after, NULL);
 	pid_t sandbox = recorded(bomb, "agent.pid");
+	/* Disposed before any assertion, so a failure here leaves nothing behind. */
 	fx.ops->release(bomb);
 	msb_key k = key_of("bomb", NULL);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	assert_false(fx.ops->dispose(fx.self, &k, &f));
+	bool failed = fx.ops->dispose(fx.self, &k, &f);
 	msb_disposal_failure_free(&f);
+	fprintf(stderr, "# fork bomb: rc %d exit %d out '%s'\n", rc, r.exit_code, out_of(&r));
+	assert_int_equal(rc, MSB_OK);
+	assert_non_null(strstr(out_of(&r), "done"));
+	assert_true(atoi(out_of(&r)) >= 1);
+	assert_int_equal(rc2, MSB_OK);
+	assert_string_equal(out_of(&after), "still-here\n");
+	msb_exec_result_free(&r);
+	msb_exec_result_free(&after);
+	assert_false(failed);
 	assert_false(pid_alive(sandbox));
 
 	/*
-	 * A hog asking for twice the memory limit meets rlimit_as inside gVisor and fails
+	 * A hog asking for more than the memory limit meets rlimit_as inside gVisor and fails
 	 * alone; the sandbox answers after it. (Without rlimit_as the host's memory cgroup is
-	 * the bound, and what it kills is the whole sandbox: see doc/performance.md.)
+	 * the bound, and what it kills is the whole sandbox: see doc/threat-model.md.)
 	 */
 	r = run(shared, 60, 0, "awk 'BEGIN { s = \"x\"; while (1) s = s s }'; echo status $?");
 	fprintf(stderr, "# hog: exit %d timed_out %d out '%s'\n", r.exit_code, r.timed_out, out_of(&r));
@@ -316,7 +326,7 @@ static void fork_bomb_and_memory_hog_are_held(void **state)
 		unsigned long long limit = 0;
 		assert_int_equal(fscanf(lf, "%llu", &limit), 1);
 		fclose(lf);
-		assert_int_equal(limit, 256ull * 1024 * 1024);
+		assert_int_equal(limit, 512ull * 1024 * 1024);
 	}
 }
 
@@ -421,6 +431,15 @@ static void config_refusals(void **state)
 	/* A pids limit gVisor itself cannot start under is refused with the reason. */
 	assert_int_equal(gvisor_fixture_open(&bad, NULL, "pids: 64\n", &err), MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "gVisor's own host threads"));
+	msb_error_clear(&err);
+	gvisor_fixture_close(&bad);
+	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+
+	/* So is one that rlimit_nproc's processes would exhaust, killing the sandbox whole. */
+	assert_int_equal(gvisor_fixture_open(&bad, NULL, "pids: 1024\nrlimit_nproc: 100\n", &err),
+			 MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "rlimit_nproc 100"));
+	assert_non_null(strstr(msb_error_message(&err), "3328"));
 	msb_error_clear(&err);
 	gvisor_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
