@@ -55,7 +55,8 @@ static const char LAUNCH_HEAD[] =
 	"here=$(pwd)\n"
 	"export MSB_HOST_TOOL=\"$here/msb-host-tool\" MSB_HOST_TOOL_CALLS=\"$here/calls\"\n"
 	"mkdir -p calls ../work || exit 125\n"
-	"s=; command -v setsid >/dev/null 2>&1 && s=setsid\n"
+	"s=; r=program; command -v setsid >/dev/null 2>&1 && s=setsid && r=group\n"
+	"echo $r > reach\n"
 	"$s sh -c 'echo $$ > \"$0/pid.tmp\" && mv \"$0/pid.tmp\" \"$0/pid\" && cd \"$0/../work\" && "
 	"exec \"$@\"' \"$here\"";
 static const char LAUNCH_TAIL[] = " < /dev/null > out 2> err\n"
@@ -224,15 +225,23 @@ static bool finished(msb_sandbox *sb, const char *dir, int *status)
 	return true;
 }
 
-/* A signal, not a guarantee: the pid comes from a file the program can rewrite. */
-static bool stop(msb_sandbox *sb, const char *dir)
+/*
+ * A signal, not a guarantee: the pid comes from a file the program can rewrite. The group
+ * only where the launcher had setsid: without it the program shares the launcher's group,
+ * and a group signal there could reach far more than the program. Exit 3 says the program
+ * alone was signalled. `kill -s KILL -- -P` is the spelling every kill takes (dash's refuses
+ * `-KILL --`).
+ */
+static bool stop(msb_sandbox *sb, const char *dir, bool *group)
 {
 	msb_exec_result res = { 0 };
 	bool sent = run_sh(sb, dir,
 			   "p=$(cat pid) || exit 1; case $p in ''|*[!0-9]*|1) exit 1;; esac; "
-			   "kill -KILL -- \"-$p\" 2>/dev/null || kill -KILL \"$p\"",
+			   "if [ \"$(cat reach 2>/dev/null)\" = group ]; then kill -s KILL -- \"-$p\"; "
+			   "else kill -s KILL \"$p\" && exit 3; fi",
 			   10, &res, NULL) == MSB_OK &&
-		    res.exit_code == 0;
+		    (res.exit_code == 0 || res.exit_code == 3);
+	*group = sent && res.exit_code == 0;
 	msb_exec_result_free(&res);
 	return sent;
 }
@@ -316,7 +325,7 @@ static msb_errc serve(msb_sandbox *sb, msb_host_tool_run *run, const char *dir, 
 		 * served past its bound. */
 		if (now_s() >= deadline) {
 			result->timed_out = true;
-			result->signalled = stop(sb, dir);
+			result->signalled = stop(sb, dir, &result->group);
 			return MSB_OK;
 		}
 		bool served = false;

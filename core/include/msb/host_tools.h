@@ -247,6 +247,8 @@ typedef struct msb_host_tool_calls_result {
 	int exit_code;      /* the program's status; -1 when it did not finish */
 	bool timed_out;     /* the bound expired in the supervisor */
 	bool signalled;     /* ...and SIGKILL was SENT (not proof it died: the pid is guest-written) */
+	bool group;         /* ...to its process group (setsid was there); false: to it alone,
+			     * and anything it spawned may still be running until disposal */
 	uint64_t requests;  /* requests answered, served or refused */
 	bool cleaned;       /* the transport's own files were removed (best effort) */
 	msb_buf out;        /* the program's stdout and stderr, read back capped */
