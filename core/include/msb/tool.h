@@ -66,7 +66,9 @@ typedef struct msb_reclaim_failure {
 typedef struct msb_tool_options {
 	uint32_t struct_size;
 	const char *name;        /* the tool's name, as declared to the model; required */
-	double reclaim_timeout;  /* seconds the removal gets; finite and > 0 */
+	double reclaim_timeout;  /* seconds the removal gets (handed to the backend's reclaim, which
+				  * bounds its own call); finite and > 0. The disposal a failed
+				  * removal leads to is bounded by the backend's dispose. */
 	/* Told after the reclaim policy was applied; may be NULL (the log line still goes out). */
 	void (*on_reclaim_failure)(void *ctx, const msb_reclaim_failure *failure);
 	void *on_reclaim_failure_ctx;
