@@ -138,7 +138,11 @@ static void observe(const msb_host_tool_run *run, const char *tool, const host_t
 	msb_observer_host_tool_called(o, &event);
 }
 
-/* The run's user authority, minted on its first USER call. Under run->lock. */
+/*
+ * The run's user authority, minted on its first USER call. Under run->lock, on purpose: two
+ * USER calls racing on a fresh run must not mint twice, and a run is one guest program's
+ * budget, so holding its lock through the host's callback stalls that program alone.
+ */
 static bool user_identity(msb_host_tool_run *run, const host_tool *t, ending *e)
 {
 	msb_host_tools_options *o = &run->reg->opt;
