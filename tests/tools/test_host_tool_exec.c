@@ -287,6 +287,44 @@ static void endless_requests_do_not_outlive_the_bound(void **state)
 	msb_tool_answer_free(&a);
 }
 
+/* The shim is not a control: a program writing request files itself is served identically. */
+static void requests_without_the_shim_are_served_the_same(void **state)
+{
+	world *w = *state;
+	run_ctx c = { .w = w, .timeout = 20,
+		      .program = "d=$MSB_HOST_TOOL_CALLS\n"
+				 "printf 'tool lookup\\narg s:sku=Z\\narg i:qty=2\\n' > \"$d/1.req\"\n"
+				 "while [ ! -e \"$d/1.done\" ]; do sleep 0.02; done\n"
+				 "cat \"$d/1.resp\"\n" };
+	msb_tool_answer a = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	if (msb_tool_session_call(w->session, body, &c, &a, &err) != MSB_OK)
+		fail_msg("call: %s", msb_error_message(&err));
+	assert_int_equal(c.result.exit_code, 0);
+	assert_int_equal(c.result.requests, 1);
+	assert_string_equal((char *)c.result.out.data, "ok\nZ x2");
+	msb_host_tool_calls_result_free(&c.result);
+	msb_tool_answer_free(&a);
+}
+
+/* The pid is guest-written: a program naming pid 1 is not signalled, and the result says so. */
+static void a_rewritten_pid_is_not_signalled(void **state)
+{
+	world *w = *state;
+	run_ctx c = { .w = w, .timeout = 0.5,
+		      .program = "echo 1 > \"$MSB_HOST_TOOL_CALLS/../pid\"; exec sleep 1000" };
+	msb_tool_answer a = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	if (msb_tool_session_call(w->session, body, &c, &a, &err) != MSB_OK)
+		fail_msg("call: %s", msb_error_message(&err));
+	assert_true(c.result.timed_out);
+	assert_false(c.result.signalled); /* disposal is what stops it (the teardown's) */
+	assert_false(c.result.group);
+	assert_true(c.result.cleaned);
+	msb_host_tool_calls_result_free(&c.result);
+	msb_tool_answer_free(&a);
+}
+
 static void refusals_before_anything_runs(void **state)
 {
 	world *w = *state;
@@ -318,6 +356,8 @@ int main(void)
 		cmocka_unit_test(program_calls_the_host),
 		cmocka_unit_test(overrun_is_signalled),
 		cmocka_unit_test(endless_requests_do_not_outlive_the_bound),
+		cmocka_unit_test(requests_without_the_shim_are_served_the_same),
+		cmocka_unit_test(a_rewritten_pid_is_not_signalled),
 		cmocka_unit_test(refusals_before_anything_runs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
