@@ -400,6 +400,34 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 	msb_exec_result_free(&r);
 }
 
+static void a_dead_vm_is_replaced_and_disposed(void **state)
+{
+	(void)state;
+	/* QEMU killed from outside: the next acquire notices and boots a fresh VM. */
+	msb_sandbox_handle *h = acquire_on(&fx, "dies", NULL);
+	assert_non_null(h);
+	pid_t first = recorded(h, "agent.pid"), relay = recorded(h, "relay.pid");
+	fx.ops->release(h);
+	assert_int_equal(kill(first, SIGKILL), 0);
+	for (int i = 0; i < 200 && pid_alive(first); i++)
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	h = acquire_on(&fx, "dies", NULL);
+	assert_non_null(h);
+	pid_t second = recorded(h, "agent.pid");
+	assert_true(second > 0 && second != first);
+	/* The dead VM's relay went with it (its streams ended) or was stopped. */
+	assert_false(pid_alive(relay));
+	msb_exec_result r = run(h, 20, 0, "echo fresh");
+	assert_string_equal(out_of(&r), "fresh\n");
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	msb_key k = key_of("dies", NULL);
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	assert_false(fx.ops->dispose(fx.self, &k, &f));
+	msb_disposal_failure_free(&f);
+	assert_false(pid_alive(second));
+}
+
 static void accel_verdict_is_cached(void **state)
 {
 	(void)state;
@@ -507,6 +535,7 @@ int main(void)
 		cmocka_unit_test(second_process_reaches_the_same_vm),
 		cmocka_unit_test(fork_storm_and_memory_hog_stay_inside),
 		cmocka_unit_test(call_scope_vm_is_its_own_and_dispose_leaves_nothing),
+		cmocka_unit_test(a_dead_vm_is_replaced_and_disposed),
 		cmocka_unit_test(accel_verdict_is_cached),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
