@@ -149,11 +149,11 @@ static const sink_case sink_cases[] = {
 	{ "hard link to outside, replace", NULL, NULL, NULL, true, false, MSB_LANDING_REPLACE, "hl", MSB_OK, NULL },
 	{ "fifo, refuse", NULL, NULL, NULL, false, true, MSB_LANDING_REFUSE, "fifo", MSB_E_LANDING_EXISTS, "'fifo' is already there" },
 	{ "fifo, replace (never opened)", NULL, NULL, NULL, false, true, MSB_LANDING_REPLACE, "fifo", MSB_OK, NULL },
-	{ "dotdot name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "../outside/x", MSB_E_VALUE, "'..'" },
-	{ "absolute name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "/tmp/x", MSB_E_VALUE, "absolute" },
-	{ "backslash name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "a\\b", MSB_E_VALUE, "backslash" },
-	{ "empty segment name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "a//b", MSB_E_VALUE, "empty or '.'" },
-	{ "control character name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "a\nb", MSB_E_VALUE, "control character" },
+	{ "dotdot name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "../outside/x", MSB_E_ARTIFACT_NAME_INVALID, "'..'" },
+	{ "absolute name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "/tmp/x", MSB_E_ARTIFACT_NAME_INVALID, "absolute" },
+	{ "backslash name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "a\\b", MSB_E_ARTIFACT_NAME_INVALID, "backslash" },
+	{ "empty segment name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "a//b", MSB_E_ARTIFACT_NAME_INVALID, "empty or '.'" },
+	{ "control character name", NULL, NULL, NULL, false, false, MSB_LANDING_REFUSE, "a\nb", MSB_E_ARTIFACT_NAME_INVALID, "control character" },
 };
 
 #define N_SINK_CASES (sizeof sink_cases / sizeof sink_cases[0])
