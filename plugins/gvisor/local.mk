@@ -8,3 +8,5 @@ plugins_gvisor_gvisor_la_SOURCES = \
 	plugins/gvisor/gvisor_runsc.c
 plugins_gvisor_gvisor_la_LDFLAGS = $(PLUGIN_LINKFLAGS)
 plugins_gvisor_gvisor_la_LIBADD = sdk/libmsb-sdk.la
+
+EXTRA_DIST += plugins/gvisor/README.md

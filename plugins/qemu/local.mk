@@ -31,3 +31,5 @@ qemu-guest:
 install-qemu-guest:
 	sh $(top_srcdir)/plugins/qemu/fetch-guest.sh $(DESTDIR)$(pkgdatadir)/qemu
 .PHONY: qemu-guest install-qemu-guest
+
+EXTRA_DIST += plugins/qemu/README.md
