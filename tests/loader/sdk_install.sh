@@ -17,14 +17,24 @@ trap 'rm -rf "$tmp"' EXIT HUP INT TERM
 make_var() { sed -n "s/^$1 = //p" "$MSB_TOP_BUILDDIR/Makefile"; }
 cc=$(make_var CC)
 san=$(make_var SAN_CFLAGS)
-libdir=$(make_var libdir | sed "s|\${exec_prefix}|$(make_var exec_prefix)|; s|\${prefix}|$(make_var prefix)|")
-prefix=$(make_var prefix)
+sanitizers=$(printf '%s\n' "$san" | sed -n 's/.*-fsanitize=\([^ ]*\).*/\1/p')
+prefix=/opt/msb-sdk-test
+libdir=$prefix/lib
 
+# A private build of the libraries, headers and .pc files: installing from the shared build
+# tree would make libtool relink its libraries in place while other tests are running them.
 # A nested make must not inherit the test harness's jobserver.
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$MSB_TOP_BUILDDIR" install \
-	DESTDIR="$tmp/dest" >"$tmp/install.log" 2>&1 || {
+mkdir "$tmp/build"
+(
+	cd "$tmp/build" &&
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MSB_TOP_SRCDIR/configure" -q CC="$cc" \
+		--prefix="$prefix" --libdir="$libdir" \
+		--enable-sanitizers="${sanitizers:-no}" &&
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 install-libLTLIBRARIES \
+		install-msbincludeHEADERS install-nodist_pkgconfigDATA DESTDIR="$tmp/dest"
+) >"$tmp/install.log" 2>&1 || {
 	cat "$tmp/install.log"
-	echo "FAIL: make install DESTDIR=$tmp/dest failed"
+	echo "FAIL: a private build and install of the SDK into $tmp/dest failed"
 	exit 1
 }
 
