@@ -130,12 +130,11 @@ static bool greet(int rfd, int wfd)
 	       get_le(frame + 18, 4) == 4 && get_le(frame + 22, 4) == MSB_OK;
 }
 
-static void refuse_version(int client, uint16_t type, uint32_t id, unsigned peer_version)
+static void refuse_version(int client, uint16_t type, uint32_t id)
 {
 	static const char text[] = "agent protocol: a peer speaking another version refused by "
 				   "the msb qemu relay, which speaks version 1";
 	_Static_assert(MSB_AGENT_PROTOCOL_VERSION == 1, "update the refusal's sentence");
-	(void)peer_version;
 	unsigned char u[4];
 	put_le(u, MSB_E_PROTOCOL, 4);
 	size_t end = field(MSB_AGENT_HEADER_SIZE, MSB_TAG_ERRC, u, 4);
@@ -159,8 +158,7 @@ static bool send_request(int client, int port_fd)
 	if (get_le(frame, 4) != MSB_AGENT_MAGIC || len > MSB_AGENT_MAX_PAYLOAD)
 		return false;
 	if (get_le(frame + 4, 2) != MSB_AGENT_PROTOCOL_VERSION) {
-		refuse_version(client, (uint16_t)get_le(frame + 6, 2), (uint32_t)get_le(frame + 8, 4),
-			       (unsigned)get_le(frame + 4, 2));
+		refuse_version(client, (uint16_t)get_le(frame + 6, 2), (uint32_t)get_le(frame + 8, 4));
 		return false;
 	}
 	if (!read_all(client, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, CLIENT_STALL_MS))
