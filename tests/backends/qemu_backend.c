@@ -14,6 +14,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -262,6 +264,48 @@ static void a_slow_command_does_not_hold_the_others(void **state)
 	msb_exec_result_free(sr);
 	free(sr);
 	assert_true(quick < 2.5);
+}
+
+static void a_peer_of_another_version_is_refused(void **state)
+{
+	(void)state;
+	/* A HELLO of protocol version 2 at the sandbox's socket: refused by name, stream intact. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", msb_driver_sandbox_box(shared)->socket_path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	unsigned char hello[16 + 10] = { 'M', 'S', 'B', 'A', 2, 0, MSB_AGENT_HELLO, 0, 7, 0, 0, 0,
+					 10, 0, 0, 0, MSB_TAG_VERSION, 0, 4, 0, 0, 0, 2, 0, 0, 0 };
+	assert_int_equal(write(fd, hello, sizeof hello), (ssize_t)sizeof hello);
+	msb_agent_header h;
+	msb_buf payload = { 0 };
+	assert_int_equal(msb_agent_frame_read(fd, msb_agent_now_ms() + 10000, &h, &payload, NULL, NULL),
+			 MSB_OK);
+	close(fd);
+	msb_agent_reader rd = { payload.data, payload.len, 0 };
+	msb_agent_field fl;
+	bool done = false;
+	uint32_t code = 0;
+	const char *message = NULL;
+	size_t message_len = 0;
+	while (msb_agent_reader_next(&rd, &fl, &done, NULL) == MSB_OK && !done) {
+		if (fl.tag == MSB_TAG_ERRC)
+			msb_agent_field_u32(&fl, &code, NULL);
+		if (fl.tag == MSB_TAG_MESSAGE) {
+			message = (const char *)fl.value;
+			message_len = fl.len;
+		}
+	}
+	assert_int_equal(code, MSB_E_PROTOCOL);
+	assert_non_null(message);
+	char text[256];
+	snprintf(text, sizeof text, "%.*s", (int)message_len, message);
+	assert_non_null(strstr(text, "version 1"));
+	msb_buf_free(&payload);
+	/* Everyone else is still served. */
+	msb_exec_result r = run(shared, 20, 0, "echo still");
+	assert_string_equal(out_of(&r), "still\n");
+	msb_exec_result_free(&r);
 }
 
 static void daemon_lives_until_dispose(void **state)
@@ -531,6 +575,7 @@ int main(void)
 		cmocka_unit_test(closed_egress_no_network_device),
 		cmocka_unit_test(timeout_and_output_cap),
 		cmocka_unit_test(a_slow_command_does_not_hold_the_others),
+		cmocka_unit_test(a_peer_of_another_version_is_refused),
 		cmocka_unit_test(daemon_lives_until_dispose),
 		cmocka_unit_test(second_process_reaches_the_same_vm),
 		cmocka_unit_test(fork_storm_and_memory_hog_stay_inside),
