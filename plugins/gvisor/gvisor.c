@@ -218,10 +218,12 @@ static bool cgroups_gone(const msb_driver_box *box, msb_disposal_failure *failur
 	static const char *const roots[] = { "memory", "pids", "cpu", "cpuacct", "cpuset",
 					     "freezer", "devices", "blkio", "unified", "" };
 	bool ok = true;
+	char leaf[64];
+	gvisor_cgroup_leaf(box, leaf);
 	for (size_t i = 0; ok && i < sizeof roots / sizeof *roots; i++) {
 		char path[512];
 		snprintf(path, sizeof path, "/sys/fs/cgroup/%s%smsb/gvisor/%s", roots[i],
-			 roots[i][0] ? "/" : "", box->name);
+			 roots[i][0] ? "/" : "", leaf);
 		if (rmdir(path) != 0 && errno != ENOENT) {
 			msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: "
 						 "sandbox %s: its cgroup %s could not be removed: %s",

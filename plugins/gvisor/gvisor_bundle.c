@@ -148,6 +148,14 @@ static bool host_image(FILE *f, const msb_driver_box *box, const char *rootfs)
 	return true;
 }
 
+void gvisor_cgroup_leaf(const msb_driver_box *box, char out[64])
+{
+	uint32_t h = 2166136261u; /* FNV-1a: a name, not a secret */
+	for (const unsigned char *p = (const unsigned char *)box->config->state_dir; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	snprintf(out, 64, "%s-%08x", box->name, h);
+}
+
 msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, const char *root,
 			     const char *chan_dir, msb_error *err)
 {
@@ -196,7 +204,9 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 	}
 	fputs("\n  ],\n  \"linux\": {\n    \"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, "
 	      "{\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"mount\"}],\n", f);
-	fprintf(f, "    \"cgroupsPath\": \"/msb/gvisor/%s\",\n", box->name);
+	char leaf[64];
+	gvisor_cgroup_leaf(box, leaf);
+	fprintf(f, "    \"cgroupsPath\": \"/msb/gvisor/%s\",\n", leaf);
 	fprintf(f, "    \"resources\": {\"memory\": {\"limit\": %llu}, \"pids\": {\"limit\": %llu}",
 		(unsigned long long)ctx->memory, (unsigned long long)ctx->pids);
 	if (ctx->cpus > 0)

@@ -34,6 +34,13 @@ typedef struct gvisor_ctx {
 #define GVISOR_AGENT_PATH "/.msb-agent"
 
 /*
+ * The sandbox's cgroup leaf under msb/gvisor/: its name plus a hash of the state directory,
+ * because sandbox names come from keys alone and two state directories (two users, two
+ * configurations) may each hold a sandbox for the same key.
+ */
+void gvisor_cgroup_leaf(const msb_driver_box *box, char out[64]);
+
+/*
  * Write <box->dir>/bundle/config.json for `root` (the image's root directory; NULL: the
  * built-in `host` image, assembled in <box->dir>/rootfs): the agent as the container's only
  * process, listening in the channel directory.
