@@ -355,25 +355,28 @@ YAML
 	fi
 fi
 
-# ---- the shipped default, as the README's demo runs it (agent and state from this tree) -----
-if [ -e "$bwrap_so" ] && [ -x "$agent" ] && grep -q '^  - name: bwrap' "$src/conf/sandbox.yaml"; then
-	sed "s|^      run_code: \[python3\].*|&\n      agent: $agent\n      state_dir: $tmp/default-state|" \
+# ---- the shipped default, as the README's demo runs it (agent, init, guest and state from this tree)
+qemu_so="$top/plugins/qemu/.libs/qemu.so"
+qemu_init="$top/plugins/qemu/msb-qemu-init"
+guest=${MSB_QEMU_GUEST:-$top/plugins/qemu/guest}
+if ! grep -q '^  - name: qemu' "$src/conf/sandbox.yaml"; then
+	fail "conf/sandbox.yaml no longer registers qemu first: update this demo test with it"
+elif [ ! -e "$qemu_so" ] || [ ! -x "$agent" ] || [ ! -x "$qemu_init" ]; then
+	echo "note: the qemu plugin, agent or guest init is not built here; default-file demo skipped"
+elif [ ! -s "$guest/vmlinuz" ] || ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
+	echo "note: no microVM guest at $guest or no qemu-system-x86_64 (run 'make qemu-guest'); default-file demo skipped"
+else
+	sed "s|^      run_code: \[sh\].*|&\n      agent: $agent\n      init: $qemu_init\n      guest_dir: $guest\n      state_dir: $tmp/default-state|" \
 		"$src/conf/sandbox.yaml" >"$tmp/default.yaml"
-	export MSB_PLUGIN_PATH="$top/plugins/bwrap/.libs"
+	export MSB_PLUGIN_PATH="$top/plugins/qemu/.libs"
 	run "$msb" -c "$tmp/default.yaml" check
-	if [ "$status" -ne 0 ] && grep -q "SandboxBackendError\|OSError" "$tmp/err"; then
-		echo "note: bwrap cannot start sandboxes here, default-file demo skipped: $(cat "$tmp/err")"
-	else
-		expect_status 0 "check on conf/sandbox.yaml"
-		expect_out "spec    shell            ok: bwrap" "conf/sandbox.yaml routes shell to bwrap"
-		run "$msb" -c "$tmp/default.yaml" exec shell --scope demo --thread t1 -- uname -s
-		expect_status 0 "demo exec"; expect_out "Linux" "demo exec runs a real command"
-		if command -v python3 >/dev/null 2>&1; then
-			run "$msb" -c "$tmp/default.yaml" run-code python --scope demo --thread t1 -e 'print(6*7)'
-			expect_status 0 "demo run-code"; expect_out "42" "demo run-code"
-		fi
-		run "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t1; expect_status 0 "demo dispose"
-	fi
+	expect_status 0 "check on conf/sandbox.yaml (the default microvm floor)"
+	expect_out "spec    shell            ok: qemu" "conf/sandbox.yaml routes shell to qemu"
+	run "$msb" -c "$tmp/default.yaml" exec shell --scope demo --thread t1 -- uname -r
+	expect_status 0 "demo exec"; expect_out "cloud-amd64" "demo exec runs in the microVM's own kernel"
+	run "$msb" -c "$tmp/default.yaml" run-code script --scope demo --thread t1 -e 'echo $((6*7))'
+	expect_status 0 "demo run-code"; expect_out "42" "demo run-code"
+	run "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t1; expect_status 0 "demo dispose"
 	unset MSB_PLUGIN_PATH
 fi
 
