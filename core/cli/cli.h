@@ -47,10 +47,11 @@ extern msb_cli_globals msb_cli;
  */
 int msb_cli_common_option(int c, const char *usage);
 
-/* "msb: <SeedErrorName>: <sentence>" on stderr (or the JSON object on stdout); returns 1. */
-int msb_cli_fail(const msb_error *err);
+/* "msb: <SeedErrorName>: <sentence>" on stderr (or the JSON object on stdout), then clears
+ * `err`; returns 1. */
+int msb_cli_fail(msb_error *err);
 /* As msb_cli_fail, returning `status` (exec's 125). */
-int msb_cli_fail_with(const msb_error *err, int status);
+int msb_cli_fail_with(msb_error *err, int status);
 /* "msb <command>: <sentence>" + a pointer to --help, on stderr; returns 2. */
 int msb_cli_usage_error(const char *fmt, ...) MSB_PRINTF(1, 2);
 /* One line on stderr: "msb: warning: …" (the router's warnings, as text). */

@@ -17,7 +17,7 @@ static void one_line(FILE *out, const char *s)
 		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, out);
 }
 
-int msb_cli_fail_with(const msb_error *err, int status)
+int msb_cli_fail_with(msb_error *err, int status)
 {
 	const char *name = msb_errc_name(err->code);
 	const char *message = msb_error_message(err);
@@ -28,15 +28,17 @@ int msb_cli_fail_with(const msb_error *err, int status)
 		msb_json_string(stdout, message);
 		fputs("}\n", stdout);
 		fflush(stdout);
-		return status;
+	} else {
+		fprintf(stderr, "msb: %s: ", name);
+		one_line(stderr, message);
+		fputc('\n', stderr);
 	}
-	fprintf(stderr, "msb: %s: ", name);
-	one_line(stderr, message);
-	fputc('\n', stderr);
+	/* Reported is done with: clearing here lets every early `return msb_cli_fail(&err)` stay one line. */
+	msb_error_clear(err);
 	return status;
 }
 
-int msb_cli_fail(const msb_error *err)
+int msb_cli_fail(msb_error *err)
 {
 	return msb_cli_fail_with(err, MSB_EXIT_FAILED);
 }
