@@ -53,28 +53,6 @@ static void ctx_free(void *p)
 	free(ctx);
 }
 
-static char *path_in(const char *dir, const char *name)
-{
-	char *s = NULL;
-	return asprintf(&s, "%s/%s", dir, name) < 0 ? NULL : s;
-}
-
-static void file_tail(const char *path, char *out, size_t cap)
-{
-	out[0] = '\0';
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		return;
-	off_t end = lseek(fd, 0, SEEK_END);
-	off_t from = end > (off_t)cap - 1 ? end - (off_t)cap + 1 : 0;
-	ssize_t n = pread(fd, out, cap - 1, from);
-	close(fd);
-	out[n > 0 ? n : 0] = '\0';
-	for (char *p = out; *p; p++)
-		if (*p == '\n' || *p == '\t')
-			*p = ' ';
-}
-
 /* The image's root directory: NULL for "host" (or none: the curated host root), else config `images:`. */
 static msb_errc image_root(const gvisor_ctx *ctx, const char *image, const char **root,
 			   msb_error *err)
@@ -102,21 +80,9 @@ static msb_errc runsc_failed(const msb_driver_box *box, const char *step, int st
 			     const char *log, msb_error *err)
 {
 	char tail[600];
-	file_tail(log, tail, sizeof tail);
+	msb_driver_file_tail(log, tail, sizeof tail);
 	return msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: runsc %s failed "
 			     "(status %d): %s", box->name, step, status, tail);
-}
-
-static pid_t read_pid_file(const char *path)
-{
-	FILE *f = path ? fopen(path, "re") : NULL;
-	long pid = 0;
-	if (f) {
-		if (fscanf(f, "%ld", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return (pid_t)pid;
 }
 
 /*
@@ -157,11 +123,11 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 	msb_errc rc = image_root(ctx, box->spec->image, &root, err);
 	if (rc != MSB_OK)
 		return rc;
-	char *chan = path_in(box->dir, "chan");
-	char *log = path_in(box->dir, "runsc.log");
-	char *bundle = path_in(box->dir, "bundle");
-	char *pid_file = path_in(box->dir, "sandbox.pid");
-	char *runsc_root = path_in(box->config->state_dir, "runsc");
+	char *chan = msb_driver_path(box->dir, "chan");
+	char *log = msb_driver_path(box->dir, "runsc.log");
+	char *bundle = msb_driver_path(box->dir, "bundle");
+	char *pid_file = msb_driver_path(box->dir, "sandbox.pid");
+	char *runsc_root = msb_driver_path(box->config->state_dir, "runsc");
 	if (!chan || !log || !bundle || !pid_file || !runsc_root)
 		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (rc == MSB_OK && (mkdir(chan, 0700) < 0 || (mkdir(runsc_root, 0700) < 0 && errno != EEXIST)))
@@ -179,7 +145,7 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 		if (rc == MSB_OK && status != 0)
 			rc = runsc_failed(box, "run --detach", status, log, err);
 	}
-	pid_t pid = rc == MSB_OK ? read_pid_file(pid_file) : 0;
+	pid_t pid = rc == MSB_OK ? msb_driver_read_pid_file(pid_file) : 0;
 	if (rc == MSB_OK && pid <= 0)
 		rc = msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: runsc run wrote "
 				   "no pid file", box->name);

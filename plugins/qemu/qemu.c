@@ -53,29 +53,6 @@ static void ctx_free(void *p)
 	free(ctx);
 }
 
-static char *path_in(const char *dir, const char *name)
-{
-	char *s = NULL;
-	return asprintf(&s, "%s/%s", dir, name) < 0 ? NULL : s;
-}
-
-/* The last `cap` bytes of a file (a console log, QEMU's stderr), for an error message. */
-static void file_tail(const char *path, char *out, size_t cap)
-{
-	out[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	off_t end = lseek(fd, 0, SEEK_END);
-	off_t from = end > (off_t)cap - 1 ? end - (off_t)cap + 1 : 0;
-	ssize_t n = pread(fd, out, cap - 1, from);
-	close(fd);
-	out[n > 0 ? n : 0] = '\0';
-	for (char *p = out; *p; p++)
-		if (*p == '\n' || *p == '\r' || *p == '\t')
-			*p = ' ';
-}
-
 /* The agent's argv as the guest's /init reads it: NUL-separated, the agent at /msb/agent. */
 static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, msb_error *err)
 {
@@ -132,10 +109,10 @@ static msb_errc await_ready(const qemu_ctx *ctx, const msb_driver_box *box, int 
 	int got = msb_qemu_relay_await(ready, ctx->boot_timeout);
 	if (got == 1)
 		return MSB_OK;
-	char *log = path_in(box->dir, "console.log");
+	char *log = msb_driver_path(box->dir, "console.log");
 	char tail[600] = "";
 	if (log)
-		file_tail(log, tail, sizeof tail);
+		msb_driver_file_tail(log, tail, sizeof tail);
 	free(log);
 	return msb_error_set(err, got < 0 ? MSB_E_TIMEOUT : MSB_E_BACKEND,
 			     "backend qemu: sandbox %s: the guest agent did not answer %s; "
@@ -144,40 +121,27 @@ static msb_errc await_ready(const qemu_ctx *ctx, const msb_driver_box *box, int 
 			     tail[0] ? tail : "(empty)");
 }
 
-/* Read the pid QEMU wrote with -pidfile. */
-static pid_t read_qemu_pid(const char *dir)
-{
-	char *path = path_in(dir, "qemu.pid");
-	FILE *f = path ? fopen(path, "re") : NULL;
-	free(path);
-	long pid = 0;
-	if (f) {
-		if (fscanf(f, "%ld", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return (pid_t)pid;
-}
-
 static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
 		       msb_error *err)
 {
 	qemu_accel accel = qemu_accel_resolve(ctx, box->config->state_dir);
 	char **argv = qemu_launch_argv(ctx, accel, box->dir, initrd, NULL, true);
-	char *err_path = path_in(box->dir, "qemu.err");
+	char *err_path = msb_driver_path(box->dir, "qemu.err");
 	msb_errc rc = argv && err_path ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	int status = 0;
 	if (rc == MSB_OK)
 		rc = qemu_launch_run(argv, err_path, &status, err);
 	if (rc == MSB_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		char tail[600];
-		file_tail(err_path, tail, sizeof tail);
+		msb_driver_file_tail(err_path, tail, sizeof tail);
 		rc = msb_error_set(err, MSB_E_BACKEND, "backend qemu: sandbox %s: %s failed to start "
 				   "the VM (status %d): %s", box->name, ctx->qemu, status, tail);
 	}
 	free(argv);
 	free(err_path);
-	pid_t pid = rc == MSB_OK ? read_qemu_pid(box->dir) : 0;
+	char *pid_path = msb_driver_path(box->dir, "qemu.pid");
+	pid_t pid = rc == MSB_OK ? msb_driver_read_pid_file(pid_path) : 0;
+	free(pid_path);
 	if (rc == MSB_OK && pid <= 0)
 		rc = msb_error_set(err, MSB_E_BACKEND, "backend qemu: sandbox %s: QEMU wrote no pid "
 				   "file", box->name);
@@ -217,7 +181,7 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 			close(ports[i]);
 	if (lfd >= 0)
 		close(lfd);
-	char *relay_pid_path = path_in(box->dir, "relay.pid");
+	char *relay_pid_path = msb_driver_path(box->dir, "relay.pid");
 	if (rc == MSB_OK && !relay_pid_path)
 		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (rc == MSB_OK) {
@@ -236,7 +200,7 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	const qemu_ctx *ctx = p;
-	char *kernel = path_in(ctx->guest_dir, "vmlinuz");
+	char *kernel = msb_driver_path(ctx->guest_dir, "vmlinuz");
 	struct stat st;
 	bool have_kernel = kernel && stat(kernel, &st) == 0;
 	free(kernel);
@@ -265,7 +229,7 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 				     "cannot take a path holding ','", box->config->state_dir);
 	char *blob = NULL;
 	size_t len = 0;
-	char *initrd = path_in(box->dir, "initramfs.cpio");
+	char *initrd = msb_driver_path(box->dir, "initramfs.cpio");
 	msb_errc rc = initrd ? agent_args(box, &blob, &len, err)
 			     : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (rc == MSB_OK)
@@ -285,7 +249,7 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 /* SIGKILL the relay recorded in relay.pid and see it gone. */
 static bool stop_relay(const msb_driver_box *box, msb_disposal_failure *failure)
 {
-	char *path = path_in(box->dir, "relay.pid");
+	char *path = msb_driver_path(box->dir, "relay.pid");
 	if (!path)
 		return false;
 	msb_driver_box rb = *box;
@@ -324,7 +288,7 @@ static bool qemu_stop(void *p, const msb_driver_box *box, msb_disposal_failure *
 static bool qemu_alive(void *p, const msb_driver_box *box)
 {
 	(void)p;
-	char *path = path_in(box->dir, "relay.pid");
+	char *path = msb_driver_path(box->dir, "relay.pid");
 	msb_driver_box rb = *box;
 	rb.pid_path = path;
 	bool alive = path && msb_driver_read_live_pid(&rb) > 0;

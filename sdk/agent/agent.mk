@@ -16,6 +16,7 @@ sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/driver_internal.h \
 	sdk/agent/driver_config.c \
 	sdk/agent/driver_box.c \
+	sdk/agent/driver_boundary.c \
 	sdk/agent/driver.c \
 	sdk/agent/driver_ops.c
 sdk_libmsb_sdk_la_LIBADD += $(PTHREAD_LIBS)

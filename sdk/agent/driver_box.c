@@ -59,15 +59,6 @@ void msb_driver_sandbox_name(const char *state_dir, const msb_key *key, const ch
 		snprintf(name + 3 + 2 * i, 3, "%02x", d[i]);
 }
 
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *s = malloc(n);
-	if (s)
-		snprintf(s, n, "%s/%s", a, b);
-	return s;
-}
-
 msb_errc driver_paths_make(const msb_backend_instance *inst, const char *name, driver_paths *p,
 			   msb_error *err)
 {
@@ -76,13 +67,13 @@ msb_errc driver_paths_make(const msb_backend_instance *inst, const char *name, d
 	const char *state = inst->config.state_dir;
 	char lockname[48];
 	snprintf(lockname, sizeof lockname, "%s.lock", name);
-	p->dir = join(state, name);
-	p->lock = join(state, lockname);
+	p->dir = msb_driver_path(state, name);
+	p->lock = msb_driver_path(state, lockname);
 	if (p->dir) {
-		p->sock = join(p->dir, "agent.sock");
-		p->pid = join(p->dir, "agent.pid");
-		p->work = join(p->dir, "work");
-		p->meta = join(p->dir, "meta");
+		p->sock = msb_driver_path(p->dir, "agent.sock");
+		p->pid = msb_driver_path(p->dir, "agent.pid");
+		p->work = msb_driver_path(p->dir, "work");
+		p->meta = msb_driver_path(p->dir, "meta");
 	}
 	if (!p->dir || !p->lock || !p->sock || !p->pid || !p->work || !p->meta) {
 		driver_paths_free(p);

@@ -176,6 +176,15 @@ msb_errc msb_driver_reclaim(msb_sandbox_handle *sandbox, const char *directory,
 /* The sandbox's box (paths, name) behind a handle, e.g. for a test or a plugin's own op. */
 const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *sandbox);
 
+/* For a boundary's start and stop around an engine (sdk/agent/driver_boundary.c). */
+/* "<dir>/<leaf>", malloc'ed (NULL when out of memory). */
+char *msb_driver_path(const char *dir, const char *leaf);
+/* The pid an engine wrote to its own pid file (runsc --pid-file, QEMU -pidfile); 0 when none. */
+pid_t msb_driver_read_pid_file(const char *path);
+/* The last cap-1 bytes of a file (an engine's log or stderr) on one line, for an error message;
+ * "" when `path` is NULL or unreadable. */
+void msb_driver_file_tail(const char *path, char *out, size_t cap);
+
 /* Exactly what the driver implements. */
 #define MSB_DRIVER_DECLARATIONS                                                          \
 	{                                                                                \
