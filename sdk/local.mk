@@ -7,7 +7,8 @@ sdk_libmsb_sdk_la_SOURCES = \
 	sdk/lib/buf.c \
 	sdk/lib/disposal.c \
 	sdk/lib/spec.c \
-	sdk/lib/node.c
+	sdk/lib/node.c \
+	sdk/lib/image.c
 sdk_libmsb_sdk_la_LIBADD = -lm
 sdk_libmsb_sdk_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
 
@@ -16,7 +17,8 @@ msbinclude_HEADERS += \
 	sdk/include/msb/vocab.h \
 	sdk/include/msb/types.h \
 	sdk/include/msb/node.h \
-	sdk/include/msb/backend.h
+	sdk/include/msb/backend.h \
+	sdk/include/msb/image.h
 
 nodist_pkgconfig_DATA += sdk/msb.pc
 EXTRA_DIST += sdk/msb.pc.in

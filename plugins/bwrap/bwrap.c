@@ -303,7 +303,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	bwrap_ctx *ctx = p;
 	const char *root = NULL;
-	msb_errc rc = msb_bwrap_config_image(&ctx->cfg, box->spec->image, &root, err);
+	msb_errc rc = msb_images_resolve(&ctx->cfg.images, "bwrap", box->spec->image, &root, err);
 	if (rc)
 		return rc;
 	start_state s = { .fds = { -1, -1, -1, -1, -1 }, .log_fd = -1, .err_fd = -1, .ready_fd = -1 };

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <msb/image.h>
+
 #include "bwrap_argv.h"
 
 typedef struct argv_builder {
@@ -87,22 +89,13 @@ static void push_entry(argv_builder *b, const char *src, const char *dest)
 	}
 }
 
-/*
- * The built-in `host` image: the host's programs and libraries, and only the pieces of /etc
- * a dynamically linked program and a shell need (the loader cache, user names, the time
- * zone). Nothing else of /etc — no resolv.conf, no credentials, no ssh keys.
- */
+/* The built-in `host` image: the host paths msb/image.h lists, each read-only, under an /etc
+ * that holds nothing else. */
 static void push_host_image(argv_builder *b)
 {
-	static const char *const tops[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
-	for (size_t i = 0; i < sizeof tops / sizeof *tops; i++)
-		push_entry(b, tops[i], tops[i]);
-	static const char *const etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-					   "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
-					   "/etc/localtime", "/etc/alternatives" };
 	push2(b, "--dir", "/etc");
-	for (size_t i = 0; i < sizeof etc / sizeof *etc; i++)
-		push_entry(b, etc[i], etc[i]);
+	for (const char *const *p = msb_image_host_paths(); *p; p++)
+		push_entry(b, *p, *p);
 }
 
 /* The places this file mounts itself; an image's own entry of that name is not used. */

@@ -45,38 +45,6 @@ static msb_errc resolve_engine(const char *name, char **out, const msb_node *at,
 			     name);
 }
 
-static msb_errc read_images(const msb_node *config, msb_bwrap_config *out, msb_error *err)
-{
-	const msb_node *images = msb_node_get(config, "images");
-	if (!images || msb_node_is_null(images))
-		return MSB_OK;
-	if (images->kind != MSB_NODE_MAP)
-		return msb_node_error(err, images, MSB_E_CONFIG,
-				      "expected a map of image names to root directories");
-	out->images = calloc(images->len ? images->len : 1, sizeof *out->images);
-	if (!out->images)
-		return msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
-	for (size_t i = 0; i < images->len; i++) {
-		const msb_node_pair *p = &images->pairs[i];
-		if (strcmp(p->key, "host") == 0)
-			return msb_node_error(err, p->value, MSB_E_CONFIG,
-					      "\"host\" is the built-in image and cannot be redefined");
-		if (p->value->kind != MSB_NODE_SCALAR || p->value->scalar[0] != '/')
-			return msb_node_error(err, p->value, MSB_E_CONFIG,
-					      "expected an absolute path to the image's root directory");
-		struct stat st;
-		if (stat(p->value->scalar, &st) != 0 || !S_ISDIR(st.st_mode))
-			return msb_node_error(err, p->value, MSB_E_CONFIG,
-					      "image root %s is not a directory", p->value->scalar);
-		msb_bwrap_image *img = &out->images[out->n_images++];
-		img->name = strdup(p->key);
-		img->root = strdup(p->value->scalar);
-		if (!img->name || !img->root)
-			return msb_error_set(err, MSB_E_NOMEM, "bwrap: out of memory");
-	}
-	return MSB_OK;
-}
-
 static msb_errc read_cpus(const msb_node *config, double *cpus, msb_error *err)
 {
 	const msb_node *n = msb_node_get(config, "cpus");
@@ -155,7 +123,7 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 		rc = msb_node_error(err, msb_node_get(config, "stop_timeout"), MSB_E_CONFIG,
 				    "expected a positive duration");
 	if (!rc)
-		rc = read_images(config, out, err);
+		rc = msb_images_read(config, &out->images, err);
 	if (!rc)
 		rc = resolve_engine(engine, &out->bwrap, msb_node_get(config, "bwrap"), err);
 	if (rc)
@@ -178,36 +146,9 @@ void msb_bwrap_config_ids(const msb_bwrap_config *cfg, const char *name, long *u
 	*uid = *gid = (long)(cfg->id_base + h % cfg->id_count);
 }
 
-msb_errc msb_bwrap_config_image(const msb_bwrap_config *cfg, const char *image, const char **root,
-				msb_error *err)
-{
-	*root = NULL;
-	if (!image || !*image || strcmp(image, "host") == 0)
-		return MSB_OK;
-	for (size_t i = 0; i < cfg->n_images; i++) {
-		if (strcmp(cfg->images[i].name, image) == 0) {
-			*root = cfg->images[i].root;
-			return MSB_OK;
-		}
-	}
-	char names[512] = "host";
-	for (size_t i = 0; i < cfg->n_images; i++) {
-		size_t used = strlen(names);
-		snprintf(names + used, sizeof names - used, ", %s", cfg->images[i].name);
-	}
-	return msb_error_set(err, MSB_E_VALUE,
-			     "bwrap: image \"%s\" is not configured for this backend (config.images "
-			     "names: %s), so there is no root to run it from",
-			     image, names);
-}
-
 void msb_bwrap_config_free(msb_bwrap_config *cfg)
 {
-	for (size_t i = 0; i < cfg->n_images; i++) {
-		free(cfg->images[i].name);
-		free(cfg->images[i].root);
-	}
-	free(cfg->images);
+	msb_images_free(&cfg->images);
 	free(cfg->bwrap);
 	free(cfg->cgroup_parent);
 	memset(cfg, 0, sizeof *cfg);

@@ -24,21 +24,16 @@
 #include <stdint.h>
 
 #include <msb/cgroup.h>
+#include <msb/image.h>
 #include <msb/node.h>
 
 #define MSB_BWRAP_CONFIG_KEYS                                                          \
 	"bwrap", "images", "memory", "pids", "cpus", "tmp_size", "user", "group",     \
 		"cgroup_parent", "stop_timeout", "id_base", "id_count"
 
-typedef struct msb_bwrap_image {
-	char *name;
-	char *root;
-} msb_bwrap_image;
-
 typedef struct msb_bwrap_config {
 	char *bwrap;              /* absolute path of the engine */
-	msb_bwrap_image *images;
-	size_t n_images;
+	msb_images images;        /* config `images:`; "host" is built in */
 	msb_cgroup_limits limits;
 	uint64_t tmp_size;
 	long uid, gid;            /* -1: run as the caller (msb is not root) */
@@ -52,9 +47,6 @@ typedef struct msb_bwrap_config {
 msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, msb_error *err);
 /* The host ids the sandbox `name` runs as (-1, -1 when msb is not root). */
 void msb_bwrap_config_ids(const msb_bwrap_config *cfg, const char *name, long *uid, long *gid);
-/* The image root for `image` (NULL for the built-in host image); MSB_E_VALUE when unknown. */
-msb_errc msb_bwrap_config_image(const msb_bwrap_config *cfg, const char *image, const char **root,
-				msb_error *err);
 void msb_bwrap_config_free(msb_bwrap_config *cfg);
 
 #endif

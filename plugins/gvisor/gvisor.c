@@ -43,36 +43,10 @@ static void ctx_free(void *p)
 	gvisor_ctx *ctx = p;
 	if (!ctx)
 		return;
-	for (size_t i = 0; i < ctx->n_images; i++) {
-		free(ctx->images[i].name);
-		free(ctx->images[i].root);
-	}
-	free(ctx->images);
+	msb_images_free(&ctx->images);
 	free(ctx->runsc);
 	free(ctx->platform);
 	free(ctx);
-}
-
-/* The image's root directory: NULL for "host" (or none: the curated host root), else config `images:`. */
-static msb_errc image_root(const gvisor_ctx *ctx, const char *image, const char **root,
-			   msb_error *err)
-{
-	*root = NULL;
-	if (!image || !*image || !strcmp(image, "host"))
-		return MSB_OK;
-	for (size_t i = 0; i < ctx->n_images; i++)
-		if (!strcmp(ctx->images[i].name, image)) {
-			*root = ctx->images[i].root;
-			return MSB_OK;
-		}
-	char names[512] = "host";
-	for (size_t i = 0; i < ctx->n_images; i++) {
-		size_t used = strlen(names);
-		snprintf(names + used, sizeof names - used, ", %s", ctx->images[i].name);
-	}
-	return msb_error_set(err, MSB_E_VALUE, "backend gvisor: image \"%s\" is not configured "
-			     "(config.images names: %s), so there is no root to run it from",
-			     image, names);
 }
 
 /* A runsc step that failed: its status and the tail of runsc's log. */
@@ -120,7 +94,7 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	const gvisor_ctx *ctx = p;
 	const char *root = NULL;
-	msb_errc rc = image_root(ctx, box->spec->image, &root, err);
+	msb_errc rc = msb_images_resolve(&ctx->images, "gvisor", box->spec->image, &root, err);
 	if (rc != MSB_OK)
 		return rc;
 	char *chan = msb_driver_path(box->dir, "chan");
@@ -235,38 +209,6 @@ static bool gvisor_alive(void *p, const msb_driver_box *box)
 	return lstat(box->socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid();
 }
 
-static msb_errc read_images(gvisor_ctx *ctx, const msb_node *config, msb_error *err)
-{
-	const msb_node *images = msb_node_get(config, "images");
-	if (!images || msb_node_is_null(images))
-		return MSB_OK;
-	if (images->kind != MSB_NODE_MAP)
-		return msb_node_error(err, images, MSB_E_CONFIG,
-				      "expected a map of image names to root directories");
-	ctx->images = calloc(images->len ? images->len : 1, sizeof *ctx->images);
-	if (!ctx->images)
-		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < images->len; i++) {
-		const msb_node_pair *p = &images->pairs[i];
-		struct stat st;
-		if (!strcmp(p->key, "host"))
-			return msb_node_error(err, p->value, MSB_E_CONFIG,
-					      "\"host\" is the built-in image and cannot be redefined");
-		if (p->value->kind != MSB_NODE_SCALAR || p->value->scalar[0] != '/')
-			return msb_node_error(err, p->value, MSB_E_CONFIG,
-					      "expected an absolute path to the image's root directory");
-		if (stat(p->value->scalar, &st) != 0 || !S_ISDIR(st.st_mode))
-			return msb_node_error(err, p->value, MSB_E_CONFIG,
-					      "image root %s is not a directory", p->value->scalar);
-		gvisor_image *img = &ctx->images[ctx->n_images++];
-		img->name = strdup(p->key);
-		img->root = strdup(p->value->scalar);
-		if (!img->name || !img->root)
-			return msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	}
-	return MSB_OK;
-}
-
 static msb_errc read_cpus(gvisor_ctx *ctx, const msb_node *config, msb_error *err)
 {
 	const msb_node *n = msb_node_get(config, "cpus");
@@ -355,7 +297,7 @@ static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config,
 	if (rc == MSB_OK)
 		rc = read_cpus(ctx, config, err);
 	if (rc == MSB_OK)
-		rc = read_images(ctx, config, err);
+		rc = msb_images_read(config, &ctx->images, err);
 	if (rc != MSB_OK)
 		return rc;
 	if (platform && strcmp(platform, "ptrace") && strcmp(platform, "systrap") &&

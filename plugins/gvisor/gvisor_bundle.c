@@ -51,17 +51,10 @@ static void bind_mount(FILE *f, const char *dest, const char *source, bool rw)
 
 /*
  * The built-in `host` image, as bwrap builds it: an empty root of the sandbox's own
- * (<dir>/rootfs, read-only) with the host's programs and libraries bound into it, and only
- * the pieces of /etc a dynamically linked program and a shell need — the loader cache, user
- * names, the time zone. Nothing else of /etc (no shadow, no ssh keys, no resolv.conf) and
- * nothing of /root or /home: the container's root user would read whatever the host's root
- * can, so what is not bound is what keeps it out. A usr-merged /bin -> usr/bin stays a link,
- * or ld.so paths break.
+ * (<dir>/rootfs, read-only) with the host paths msb/image.h lists bound into it. The
+ * container's root user would read whatever the host's root can, so what is not bound is
+ * what keeps it out.
  */
-static const char *const host_tops[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
-static const char *const host_etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-					"/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
-					"/etc/localtime", "/etc/alternatives" };
 
 /* Recreate `src` under `rootfs`: a link as the same link, else a mount point. True: bind it. */
 static bool host_entry(const char *rootfs, const char *src, bool *bind)
@@ -131,19 +124,12 @@ static bool host_image(FILE *f, const msb_driver_box *box, const char *rootfs)
 	if (fd < 0)
 		return false;
 	close(fd);
-	for (size_t i = 0; i < sizeof host_tops / sizeof *host_tops; i++) {
+	for (const char *const *p = msb_image_host_paths(); *p; p++) {
 		bool bind;
-		if (!host_entry(rootfs, host_tops[i], &bind))
+		if (!host_entry(rootfs, *p, &bind))
 			return false;
 		if (bind)
-			bind_mount(f, host_tops[i], host_tops[i], false);
-	}
-	for (size_t i = 0; i < sizeof host_etc / sizeof *host_etc; i++) {
-		bool bind;
-		if (!host_entry(rootfs, host_etc[i], &bind))
-			return false;
-		if (bind)
-			bind_mount(f, host_etc[i], host_etc[i], false);
+			bind_mount(f, *p, *p, false);
 	}
 	return true;
 }

@@ -9,13 +9,9 @@
 #include <stdint.h>
 
 #include <msb/driver.h>
+#include <msb/image.h>
 
 #define GVISOR_CONFIG_KEYS "runsc", "platform", "memory", "pids", "cpus", "images", "tmp_size"
-
-typedef struct gvisor_image {
-	char *name;
-	char *root;
-} gvisor_image;
 
 typedef struct gvisor_ctx {
 	char *runsc;          /* the engine */
@@ -24,8 +20,7 @@ typedef struct gvisor_ctx {
 	uint64_t pids;        /* the OCI pids limit: gVisor's own host threads count too */
 	double cpus;          /* CPU quota in CPUs; 0: none */
 	uint64_t tmp_size;    /* /tmp tmpfs size */
-	gvisor_image *images; /* config `images:` name → root directory; "host" is built in */
-	size_t n_images;
+	msb_images images;    /* config `images:` name → root directory; "host" is built in */
 } gvisor_ctx;
 
 /* Where the agent's socket directory is mounted inside the container. */

@@ -1,0 +1,56 @@
+/*
+ * msb/image.h — the images a backend that builds its sandbox's root from host directories
+ * (bwrap, gvisor) runs a spec from: the built-in `host` image, and the `images:` config key
+ * that names root directories.
+ *
+ *   images:
+ *     tiny: /srv/images/tiny     a spec's image "tiny" runs with that directory as its root
+ *
+ * "host" (or no image) is the host's programs and libraries and only the pieces of /etc a
+ * program and a shell need; it cannot be redefined.
+ */
+#ifndef MSB_IMAGE_H
+#define MSB_IMAGE_H
+
+#include <stddef.h>
+
+#include <msb/error.h>
+#include <msb/node.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct msb_image {
+	char *name;
+	char *root;              /* absolute path of an existing directory */
+} msb_image;
+
+typedef struct msb_images {
+	msb_image *list;
+	size_t len;
+} msb_images;
+
+/*
+ * The host paths the built-in `host` image shows, read-only, NULL-terminated: the
+ * top-level program and library directories, then the pieces of /etc (the loader cache,
+ * user names, the time zone). Nothing else of /etc — no resolv.conf, no credentials, no ssh
+ * keys — and nothing of /root or /home. A path may be missing on a given host, and a
+ * usr-merged /bin -> usr/bin must be recreated as a link, or ld.so paths break.
+ */
+const char *const *msb_image_host_paths(void);
+
+/* Read config `images:` (absent or null: none) into `out`, which msb_images_free frees. */
+msb_errc msb_images_read(const msb_node *config, msb_images *out, msb_error *err);
+/*
+ * The root directory of `image` (NULL for "host" or no image); MSB_E_VALUE, naming the
+ * images `backend` has, when it is not configured.
+ */
+msb_errc msb_images_resolve(const msb_images *images, const char *backend, const char *image,
+			    const char **root, msb_error *err);
+void msb_images_free(msb_images *images);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,90 @@
+/*
+ * image.c — the built-in `host` image and the `images:` config key (msb/image.h), shared by
+ * the backends that build a sandbox's root from host directories.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <msb/image.h>
+
+const char *const *msb_image_host_paths(void)
+{
+	static const char *const paths[] = {
+		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd",
+		"/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/alternatives", NULL,
+	};
+	return paths;
+}
+
+static msb_errc read_image(const msb_node_pair *p, msb_image *img, msb_error *err)
+{
+	if (!strcmp(p->key, "host"))
+		return msb_node_error(err, p->value, MSB_E_CONFIG,
+				      "\"host\" is the built-in image and cannot be redefined");
+	if (p->value->kind != MSB_NODE_SCALAR || p->value->scalar[0] != '/')
+		return msb_node_error(err, p->value, MSB_E_CONFIG,
+				      "expected an absolute path to the image's root directory");
+	struct stat st;
+	if (stat(p->value->scalar, &st) != 0 || !S_ISDIR(st.st_mode))
+		return msb_node_error(err, p->value, MSB_E_CONFIG, "image root %s is not a directory",
+				      p->value->scalar);
+	img->name = strdup(p->key);
+	img->root = strdup(p->value->scalar);
+	if (!img->name || !img->root)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	return MSB_OK;
+}
+
+msb_errc msb_images_read(const msb_node *config, msb_images *out, msb_error *err)
+{
+	memset(out, 0, sizeof *out);
+	const msb_node *images = msb_node_get(config, "images");
+	if (!images || msb_node_is_null(images))
+		return MSB_OK;
+	if (images->kind != MSB_NODE_MAP)
+		return msb_node_error(err, images, MSB_E_CONFIG,
+				      "expected a map of image names to root directories");
+	out->list = calloc(images->len ? images->len : 1, sizeof *out->list);
+	if (!out->list)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < images->len; i++) {
+		msb_errc rc = read_image(&images->pairs[i], &out->list[out->len++], err);
+		if (rc != MSB_OK)
+			return rc;
+	}
+	return MSB_OK;
+}
+
+msb_errc msb_images_resolve(const msb_images *images, const char *backend, const char *image,
+			    const char **root, msb_error *err)
+{
+	*root = NULL;
+	if (!image || !*image || !strcmp(image, "host"))
+		return MSB_OK;
+	for (size_t i = 0; i < images->len; i++)
+		if (!strcmp(images->list[i].name, image)) {
+			*root = images->list[i].root;
+			return MSB_OK;
+		}
+	char names[512] = "host";
+	for (size_t i = 0; i < images->len; i++) {
+		size_t used = strlen(names);
+		snprintf(names + used, sizeof names - used, ", %s", images->list[i].name);
+	}
+	return msb_error_set(err, MSB_E_VALUE, "backend %s: image \"%s\" is not configured for this "
+			     "backend (config.images names: %s), so there is no root to run it from",
+			     backend, image, names);
+}
+
+void msb_images_free(msb_images *images)
+{
+	for (size_t i = 0; i < images->len; i++) {
+		free(images->list[i].name);
+		free(images->list[i].root);
+	}
+	free(images->list);
+	memset(images, 0, sizeof *images);
+}
