@@ -86,6 +86,20 @@ int msb_cli_key_option(msb_cli_key *key, int c, const char *arg);
 int msb_cli_key_check(const msb_cli_key *key);
 
 /*
+ * The options of a file subcommand (put, get, ls, rm): the common ones, the key options,
+ * --workdir DIR and, when `flag` names one (else NULL), one on/off option of the
+ * subcommand's own, also spelled -`flag_short` when that is not 0. Returns 0 with optind at
+ * the first operand, or the usage error's status.
+ */
+typedef struct msb_cli_file_args {
+	msb_cli_key key;
+	const char *workdir; /* NULL: the spec's work_dir */
+	bool flag;
+} msb_cli_file_args;
+int msb_cli_file_options(int argc, char **argv, const char *usage, const char *flag,
+			 char flag_short, msb_cli_file_args *out);
+
+/*
  * Everything a sandbox subcommand does first: load the file, build the router, find the
  * spec of `kind`, acquire the sandbox for the key (both --scope and --thread required).
  * On a terminal, an acquire slower than half a second says so on stderr (a microVM boots).

@@ -35,6 +35,29 @@ int msb_cli_key_check(const msb_cli_key *key)
 	return 0;
 }
 
+int msb_cli_file_options(int argc, char **argv, const char *usage, const char *flag,
+			 char flag_short, msb_cli_file_args *out)
+{
+	enum { OPT_WORKDIR = 0x2000, OPT_FLAG };
+	/* With no flag its entry has no name: it ends the table. */
+	const struct option longopts[] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
+					   { "workdir", required_argument, NULL, OPT_WORKDIR },
+					   { flag, no_argument, NULL, OPT_FLAG }, { 0 } };
+	char shorts[] = { 'c', ':', 'h', flag_short, '\0' };
+	*out = (msb_cli_file_args){ 0 };
+	for (int c; (c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1;) {
+		if (msb_cli_key_option(&out->key, c, optarg))
+			continue;
+		if (c == OPT_WORKDIR)
+			out->workdir = optarg;
+		else if (c == OPT_FLAG || (flag_short && c == flag_short))
+			out->flag = true;
+		else if (msb_cli_common_option(c, usage) != 1)
+			return msb_cli_usage_error("unknown option");
+	}
+	return 0;
+}
+
 typedef struct progress {
 	pthread_mutex_t lock;
 	pthread_cond_t done_cv;

@@ -39,26 +39,13 @@ static msb_errc land(const char *path, const msb_buf *data, bool force, msb_erro
 
 int msb_cmd_get(int argc, char **argv)
 {
-	enum { OPT_WORKDIR = 0x2000, OPT_FORCE };
-	static const struct option longopts[] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
-						  { "workdir", required_argument, NULL, OPT_WORKDIR },
-						  { "force", no_argument, NULL, OPT_FORCE }, { 0 } };
-	msb_cli_key key = { 0 };
-	const char *workdir = NULL;
-	bool force = false;
-	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
-		if (msb_cli_key_option(&key, c, optarg))
-			continue;
-		if (c == OPT_WORKDIR)
-			workdir = optarg;
-		else if (c == OPT_FORCE)
-			force = true;
-		else if (msb_cli_common_option(c, usage) != 1)
-			return msb_cli_usage_error("unknown option");
-	}
+	msb_cli_file_args a;
+	int status = msb_cli_file_options(argc, argv, usage, "force", 0, &a);
+	if (status)
+		return status;
 	if (argc - optind != 2 && argc - optind != 3)
 		return msb_cli_usage_error("takes KIND GUEST [LOCAL]");
-	int status = msb_cli_key_check(&key);
+	status = msb_cli_key_check(&a.key);
 	if (status)
 		return status;
 	const char *kind = argv[optind], *guest = argv[optind + 1];
@@ -66,10 +53,10 @@ int msb_cmd_get(int argc, char **argv)
 	msb_error err = MSB_ERROR_INIT;
 	msb_buf data = { 0 };
 	msb_cli_session s;
-	if (msb_cli_session_open(&s, kind, &key, &err) != MSB_OK)
+	if (msb_cli_session_open(&s, kind, &a.key, &err) != MSB_OK)
 		return msb_cli_fail(&err);
-	if (msb_sandbox_read_file(s.sandbox, guest, workdir, s.spec->files_out.max_bytes_per_file, &data, &err) != MSB_OK ||
-	    (local && land(local, &data, force, &err) != MSB_OK)) {
+	if (msb_sandbox_read_file(s.sandbox, guest, a.workdir, s.spec->files_out.max_bytes_per_file, &data, &err) != MSB_OK ||
+	    (local && land(local, &data, a.flag, &err) != MSB_OK)) {
 		status = msb_cli_fail(&err);
 	} else if (msb_cli.json) {
 		printf("{\"path\": ");

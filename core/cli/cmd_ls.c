@@ -15,31 +15,22 @@ static const char usage[] =
 
 int msb_cmd_ls(int argc, char **argv)
 {
-	enum { OPT_WORKDIR = 0x2000 };
-	static const struct option longopts[] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
-						  { "workdir", required_argument, NULL, OPT_WORKDIR }, { 0 } };
-	msb_cli_key key = { 0 };
-	const char *workdir = NULL;
-	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
-		if (msb_cli_key_option(&key, c, optarg))
-			continue;
-		if (c == OPT_WORKDIR)
-			workdir = optarg;
-		else if (msb_cli_common_option(c, usage) != 1)
-			return msb_cli_usage_error("unknown option");
-	}
+	msb_cli_file_args a;
+	int status = msb_cli_file_options(argc, argv, usage, NULL, 0, &a);
+	if (status)
+		return status;
 	if (argc - optind != 1 && argc - optind != 2)
 		return msb_cli_usage_error("takes KIND [GUEST_DIR]");
-	int status = msb_cli_key_check(&key);
+	status = msb_cli_key_check(&a.key);
 	if (status)
 		return status;
 	const char *dir = argc - optind == 2 ? argv[optind + 1] : ".";
 	msb_error err = MSB_ERROR_INIT;
 	msb_entry_list list = { 0 };
 	msb_cli_session s;
-	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK)
+	if (msb_cli_session_open(&s, argv[optind], &a.key, &err) != MSB_OK)
 		return msb_cli_fail(&err);
-	if (msb_sandbox_list_dir(s.sandbox, dir, workdir, &list, &err) != MSB_OK) {
+	if (msb_sandbox_list_dir(s.sandbox, dir, a.workdir, &list, &err) != MSB_OK) {
 		status = msb_cli_fail(&err);
 	} else {
 		if (msb_cli.json)

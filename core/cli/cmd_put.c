@@ -34,33 +34,24 @@ static msb_errc slurp(const char *path, msb_buf *buf, msb_error *err)
 
 int msb_cmd_put(int argc, char **argv)
 {
-	enum { OPT_WORKDIR = 0x2000 };
-	static const struct option longopts[] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
-						  { "workdir", required_argument, NULL, OPT_WORKDIR }, { 0 } };
-	msb_cli_key key = { 0 };
-	const char *workdir = NULL;
-	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
-		if (msb_cli_key_option(&key, c, optarg))
-			continue;
-		if (c == OPT_WORKDIR)
-			workdir = optarg;
-		else if (msb_cli_common_option(c, usage) != 1)
-			return msb_cli_usage_error("unknown option");
-	}
+	msb_cli_file_args a;
+	int status = msb_cli_file_options(argc, argv, usage, NULL, 0, &a);
+	if (status)
+		return status;
 	if (argc - optind != 3)
 		return msb_cli_usage_error("takes KIND LOCAL GUEST");
-	int status = msb_cli_key_check(&key);
+	status = msb_cli_key_check(&a.key);
 	if (status)
 		return status;
 	const char *kind = argv[optind], *local = argv[optind + 1], *guest = argv[optind + 2];
 	msb_error err = MSB_ERROR_INIT;
 	msb_buf data = { 0 };
 	msb_cli_session s;
-	if (slurp(local, &data, &err) != MSB_OK || msb_cli_session_open(&s, kind, &key, &err) != MSB_OK) {
+	if (slurp(local, &data, &err) != MSB_OK || msb_cli_session_open(&s, kind, &a.key, &err) != MSB_OK) {
 		status = msb_cli_fail(&err);
 	} else {
 		if (msb_sandbox_write_file(s.sandbox, guest, data.data ? data.data : (const unsigned char *)"",
-					   data.len, workdir, &err) != MSB_OK) {
+					   data.len, a.workdir, &err) != MSB_OK) {
 			status = msb_cli_fail(&err);
 		} else if (msb_cli.json) {
 			printf("{\"path\": ");

@@ -13,33 +13,20 @@ static const char usage[] =
 
 int msb_cmd_rm(int argc, char **argv)
 {
-	enum { OPT_WORKDIR = 0x2000 };
-	static const struct option longopts[] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
-						  { "workdir", required_argument, NULL, OPT_WORKDIR },
-						  { "recursive", no_argument, NULL, 'r' }, { 0 } };
-	msb_cli_key key = { 0 };
-	const char *workdir = NULL;
-	bool recursive = false;
-	for (int c; (c = getopt_long(argc, argv, "c:hr", longopts, NULL)) != -1;) {
-		if (msb_cli_key_option(&key, c, optarg))
-			continue;
-		if (c == OPT_WORKDIR)
-			workdir = optarg;
-		else if (c == 'r')
-			recursive = true;
-		else if (msb_cli_common_option(c, usage) != 1)
-			return msb_cli_usage_error("unknown option");
-	}
+	msb_cli_file_args a;
+	int status = msb_cli_file_options(argc, argv, usage, "recursive", 'r', &a);
+	if (status)
+		return status;
 	if (argc - optind != 2)
 		return msb_cli_usage_error("takes KIND GUEST");
-	int status = msb_cli_key_check(&key);
+	status = msb_cli_key_check(&a.key);
 	if (status)
 		return status;
 	msb_error err = MSB_ERROR_INIT;
 	msb_cli_session s;
-	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK)
+	if (msb_cli_session_open(&s, argv[optind], &a.key, &err) != MSB_OK)
 		return msb_cli_fail(&err);
-	if (msb_sandbox_remove(s.sandbox, argv[optind + 1], workdir, recursive, &err) != MSB_OK) {
+	if (msb_sandbox_remove(s.sandbox, argv[optind + 1], a.workdir, a.flag, &err) != MSB_OK) {
 		status = msb_cli_fail(&err);
 	} else if (msb_cli.json) {
 		printf("{\"removed\": ");
