@@ -35,12 +35,6 @@ sdk_agent_msb_agent_SOURCES = \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \
-	sdk/confine/confine_internal.h \
-	sdk/confine/confine_path.c \
-	sdk/confine/confine_resolve.c \
-	sdk/confine/confine_write.c \
-	sdk/confine/confine_read.c \
-	sdk/confine/confine_stat.c \
-	sdk/confine/confine_remove.c
+	$(MSB_CONFINE_SOURCES)
 sdk_agent_msb_agent_CFLAGS = $(WARN_CFLAGS) -O2
 sdk_agent_msb_agent_LDFLAGS = -all-static
