@@ -44,12 +44,21 @@ build() { # build DIR [configure args…]
 	make -C "$dir" -s -j"$(nproc)"
 }
 
+summary() { # one closing line over every pass run so far, for people and CI alike
+	awk '/^# (PASS|FAIL|ERROR|SKIP|XPASS):/ { n[$2] += $3 }
+	     END { printf "tests: %d passed, %d failed, %d skipped\n",
+	           n["PASS:"], n["FAIL:"] + n["ERROR:"] + n["XPASS:"], n["SKIP:"] }' \
+		$(for d in build build-asan build-tsan; do [ -f "$d/test-suite.log" ] && echo "$d/test-suite.log"; done)
+}
+
 check_in() { # check_in DIR [make args…]: run the suite, show the failing logs if any
 	dir=$1; shift
+	rm -f "$dir/test-suite.log"
 	if ! make -C "$dir" -s -j"$(nproc)" check "$@"; then
 		for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find "$dir/tests" -name '*.trs') 2>/dev/null | sed 's/\.trs$/.log/'); do
 			echo "==== $log"; tail -n 80 "$log"
 		done
+		summary
 		exit 1
 	fi
 }
@@ -76,6 +85,7 @@ check)
 	build build-tsan --enable-sanitizers=thread
 	tsan_tests=$(make -s -C build-tsan print-tsan-tests)
 	[ -z "$tsan_tests" ] || check_in build-tsan TESTS="$tsan_tests"
+	summary
 	;;
 *)
 	echo "usage: sh build-aux/bootstrap.sh demo|check" >&2
