@@ -66,7 +66,9 @@ check_in() { # check_in DIR [make args…]: run the suite, show the failing logs
 case "$job" in
 demo)
 	build build
-	make -C build -s install install-qemu-guest
+	make -C build -s install install-qemu-guest >build/install.log 2>&1 ||
+		{ cat build/install.log; exit 1; }
+	echo "bootstrap: msb installed under $(sed -n 's/^prefix = //p' build/Makefile) (log: build/install.log)"
 	ldconfig
 	unset MSB_QEMU_GUEST # the installed msb finds its installed guest
 	msb -c conf/sandbox.yaml check
