@@ -204,6 +204,13 @@ static bool start_time(pid_t pid, unsigned long long *out, char *state)
 			     "%*d %*d %*d %llu", state, out) == 2;
 }
 
+bool msb_driver_pid_running(pid_t pid)
+{
+	unsigned long long st = 0;
+	char state = 0;
+	return start_time(pid, &st, &state) && state != 'Z' && state != 'X';
+}
+
 msb_errc msb_driver_write_pid(const msb_driver_box *box, pid_t pid, msb_error *err)
 {
 	unsigned long long st = 0;
@@ -236,7 +243,5 @@ pid_t msb_driver_read_live_pid(const msb_driver_box *box)
 	char state = 0;
 	if (n != 2 || pid <= 0 || !start_time((pid_t)pid, &now, &state) || now != recorded)
 		return 0;
-	if (state == 'Z' || state == 'X')
-		return 0;
-	return (pid_t)pid;
+	return state == 'Z' || state == 'X' ? 0 : (pid_t)pid;
 }

@@ -72,31 +72,10 @@ static const char *out_of(const msb_exec_result *r)
 /* The pid recorded for a sandbox (gVisor's sandbox process) from its state directory. */
 static pid_t recorded(const msb_sandbox_handle *h, const char *file)
 {
-	char path[512];
-	snprintf(path, sizeof path, "%s/%s", msb_driver_sandbox_box(h)->dir, file);
-	FILE *f = fopen(path, "re");
-	long pid = 0;
-	if (f) {
-		if (fscanf(f, "%ld", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return (pid_t)pid;
-}
-
-/* Alive: present and not a zombie (a daemon's reaper may be slow to reap it). */
-static bool pid_alive(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+	char *path = msb_driver_path(msb_driver_sandbox_box(h)->dir, file);
+	pid_t pid = msb_driver_read_pid_file(path);
+	free(path);
+	return pid;
 }
 
 /*
@@ -324,7 +303,7 @@ static void fork_bomb_and_memory_hog_are_held(void **state)
 	msb_exec_result_free(&r);
 	msb_exec_result_free(&after);
 	assert_false(failed);
-	assert_false(pid_alive(sandbox));
+	assert_false(msb_driver_pid_running(sandbox));
 
 	/*
 	 * A hog asking for more than the memory limit meets rlimit_as inside gVisor and fails
@@ -417,7 +396,7 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 		fprintf(stderr, "dispose: %s\n", f.detail);
 	assert_false(failed);
 	msb_disposal_failure_free(&f);
-	assert_false(pid_alive(sandbox));
+	assert_false(msb_driver_pid_running(sandbox));
 	if (v1)
 		assert_int_equal(access(cgroup, F_OK), -1);
 	struct stat st;
@@ -439,7 +418,7 @@ static void a_dead_sandbox_is_replaced_and_disposed(void **state)
 	snprintf(name, sizeof name, "%s", msb_driver_sandbox_box(h)->name);
 	fx.ops->release(h);
 	assert_int_equal(kill(first, SIGKILL), 0);
-	for (int i = 0; i < 200 && pid_alive(first); i++)
+	for (int i = 0; i < 200 && msb_driver_pid_running(first); i++)
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	h = acquire_on(&fx, "dies", NULL);
 	assert_non_null(h);
@@ -454,7 +433,7 @@ static void a_dead_sandbox_is_replaced_and_disposed(void **state)
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	assert_false(fx.ops->dispose(fx.self, &k, &f));
 	msb_disposal_failure_free(&f);
-	assert_false(pid_alive(second));
+	assert_false(msb_driver_pid_running(second));
 	char cg[512];
 	assert_false(sandbox_cgroup("pids", name, cg, sizeof cg));
 }

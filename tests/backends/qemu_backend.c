@@ -74,31 +74,10 @@ static const char *out_of(const msb_exec_result *r)
 /* The pid recorded for a sandbox's QEMU, and the relay's, from its state directory. */
 static pid_t recorded(const msb_sandbox_handle *h, const char *file)
 {
-	char path[512];
-	snprintf(path, sizeof path, "%s/%s", msb_driver_sandbox_box(h)->dir, file);
-	FILE *f = fopen(path, "re");
-	long pid = 0;
-	if (f) {
-		if (fscanf(f, "%ld", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return (pid_t)pid;
-}
-
-/* Alive: present and not a zombie (a daemonized QEMU's reaper may be slow to reap it). */
-static bool pid_alive(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+	char *path = msb_driver_path(msb_driver_sandbox_box(h)->dir, file);
+	pid_t pid = msb_driver_read_pid_file(path);
+	free(path);
+	return pid;
 }
 
 /* ---- setup: one VM for most cases --------------------------------------------------- */
@@ -434,8 +413,8 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 		fprintf(stderr, "dispose: %s\n", f.detail);
 	assert_false(failed);
 	msb_disposal_failure_free(&f);
-	assert_false(pid_alive(qemu));
-	assert_false(pid_alive(relay));
+	assert_false(msb_driver_pid_running(qemu));
+	assert_false(msb_driver_pid_running(relay));
 	struct stat st;
 	assert_int_equal(lstat(dir, &st), -1);
 	/* The conversation's VM is untouched by the call's disposal. */
@@ -453,14 +432,14 @@ static void a_dead_vm_is_replaced_and_disposed(void **state)
 	pid_t first = recorded(h, "agent.pid"), relay = recorded(h, "relay.pid");
 	fx.ops->release(h);
 	assert_int_equal(kill(first, SIGKILL), 0);
-	for (int i = 0; i < 200 && pid_alive(first); i++)
+	for (int i = 0; i < 200 && msb_driver_pid_running(first); i++)
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	h = acquire_on(&fx, "dies", NULL);
 	assert_non_null(h);
 	pid_t second = recorded(h, "agent.pid");
 	assert_true(second > 0 && second != first);
 	/* The dead VM's relay went with it (its streams ended) or was stopped. */
-	assert_false(pid_alive(relay));
+	assert_false(msb_driver_pid_running(relay));
 	msb_exec_result r = run(h, 20, 0, "echo fresh");
 	assert_string_equal(out_of(&r), "fresh\n");
 	msb_exec_result_free(&r);
@@ -469,7 +448,7 @@ static void a_dead_vm_is_replaced_and_disposed(void **state)
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	assert_false(fx.ops->dispose(fx.self, &k, &f));
 	msb_disposal_failure_free(&f);
-	assert_false(pid_alive(second));
+	assert_false(msb_driver_pid_running(second));
 }
 
 static void accel_verdict_is_cached(void **state)

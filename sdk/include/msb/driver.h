@@ -138,6 +138,8 @@ msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, cons
 msb_errc msb_driver_write_pid(const msb_driver_box *box, pid_t pid, msb_error *err);
 /* The pid recorded for `box` when that process still exists (0 when none is). */
 pid_t msb_driver_read_live_pid(const msb_driver_box *box);
+/* Whether process `pid` exists and is not a zombie (a daemon's reaper may be slow to reap it). */
+bool msb_driver_pid_running(pid_t pid);
 /*
  * A sandbox's name for (key, kind) in `state_dir`, written into name[36] ("sb-" + 32 hex +
  * NUL): what box->name holds.
