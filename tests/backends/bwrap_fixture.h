@@ -16,24 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <msb/config.h>
-#include <msb/driver.h>
-#include <msb/loader.h>
+#include "backend_fixture.h"
 
-#include "msb_test.h"
-
-#define BWRAP_AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
 #define BWRAP_PLUGIN MSB_TEST_MODULE("plugins/bwrap", "bwrap")
-
-typedef struct bwrap_fixture {
-	char state[64];          /* mkdtemp'd state dir */
-	char cgroup_parent[64];  /* "msb-test/bwrap-<pid>" */
-	msb_loader *loader;
-	msb_backend *backend;
-	msb_config_doc *doc;
-	const struct msb_backend_v27 *ops;
-	msb_backend_instance *self;
-} bwrap_fixture;
 
 /*
  * Whether this kernel lets bwrap make its namespaces at all: the one reason the suite may
@@ -73,73 +58,36 @@ static inline bool bwrap_fixture_cgroups(void)
 		}                                                                        \
 	} while (0)
 
+/* The fixture's cgroup parent, "msb-test/<the state dir's name>": one per test run. */
+static inline void bwrap_fixture_cgroup_parent(const backend_fixture *fx, char *out, size_t n)
+{
+	snprintf(out, n, "msb-test/%s", strrchr(fx->state, '/') + 1);
+}
+
 /*
  * Open the plugin with `extra` YAML lines appended to the fixture's config (may be ""), on
  * the state dir `state` (NULL: a fresh temporary one).
  */
-static inline msb_errc bwrap_fixture_open(bwrap_fixture *fx, const char *state, const char *extra,
+static inline msb_errc bwrap_fixture_open(backend_fixture *fx, const char *state, const char *extra,
 					  msb_error *err)
 {
-	memset(fx, 0, sizeof *fx);
-	snprintf(fx->state, sizeof fx->state, "%s", state ? state : "/tmp/msb-bwrap-test-XXXXXX");
-	if (!state && !mkdtemp(fx->state))
-		return msb_error_set_errno(err, MSB_E_OS, errno, "mkdtemp");
-	snprintf(fx->cgroup_parent, sizeof fx->cgroup_parent, "msb-test/%s", strrchr(fx->state, '/') + 1);
-	char *yaml = NULL;
-	if (asprintf(&yaml,
-		     "state_dir: %s\n"
-		     "agent: %s\n"
-		     "cgroup_parent: %s\n"
-		     "%s"
-		     "tmp_size: 8MiB\n"
-		     "rlimit_fsize: 16MiB\n"
-		     "%s",
-		     fx->state, BWRAP_AGENT, fx->cgroup_parent,
-		     bwrap_fixture_cgroups() ? "memory: 96MiB\npids: 48\ncpus: 1\n"
-					     : "memory: 0\npids: 0\ncpus: 0\n",
-		     extra) < 0)
-		return msb_error_set(err, MSB_E_NOMEM, "asprintf");
-	msb_errc rc = msb_config_doc_parse(yaml, strlen(yaml), "<bwrap test>", &fx->doc, err);
-	free(yaml);
-	const msb_plugin *plugin = NULL;
-	if (!rc)
-		rc = msb_loader_new(&fx->loader, err);
-	if (!rc)
-		rc = msb_loader_load(fx->loader, BWRAP_PLUGIN, &plugin, err);
-	if (!rc)
-		rc = msb_backend_open(plugin, msb_config_doc_root(fx->doc), NULL, NULL, &fx->backend, err);
-	if (!rc) {
-		fx->ops = msb_backend_ops(fx->backend);
-		fx->self = msb_backend_instance_of(fx->backend);
-	}
-	return rc;
-}
-
-static inline void bwrap_fixture_close(bwrap_fixture *fx)
-{
-	if (fx->backend)
-		msb_backend_close(fx->backend);
-	if (fx->loader)
-		msb_loader_free(fx->loader);
-	msb_config_doc_free(fx->doc);
-	fx->backend = NULL;
-	fx->loader = NULL;
-	fx->doc = NULL;
-}
-
-/* Whether `pid` is gone (no such process, or a zombie: reaped by the caller's loop). */
-static inline bool bwrap_pid_gone(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return true;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	msb_errc rc = backend_fixture_state(fx, state, "/tmp/msb-bwrap-test-XXXXXX", err);
+	if (rc)
+		return rc;
+	char parent[96];
+	bwrap_fixture_cgroup_parent(fx, parent, sizeof parent);
+	return backend_fixture_load(fx, BWRAP_PLUGIN, err,
+				    "state_dir: %s\n"
+				    "agent: %s\n"
+				    "cgroup_parent: %s\n"
+				    "%s"
+				    "tmp_size: 8MiB\n"
+				    "rlimit_fsize: 16MiB\n"
+				    "%s",
+				    fx->state, BACKEND_FIXTURE_AGENT, parent,
+				    bwrap_fixture_cgroups() ? "memory: 96MiB\npids: 48\ncpus: 1\n"
+							    : "memory: 0\npids: 0\ncpus: 0\n",
+				    extra);
 }
 
 /* Whether any line of /proc/self/mountinfo mentions `needle`. */
@@ -180,7 +128,7 @@ static inline int bwrap_state_leftovers(const char *dir, char *first, size_t n)
  * under the test's parent in any hierarchy. Removes the (empty) parents and the state dir.
  * Returns the number of leaks found, printing each.
  */
-static inline int bwrap_fixture_leaks(bwrap_fixture *fx)
+static inline int bwrap_fixture_leaks(backend_fixture *fx)
 {
 	int leaks = 0;
 	char first[512] = "";
@@ -194,9 +142,11 @@ static inline int bwrap_fixture_leaks(bwrap_fixture *fx)
 		leaks++;
 	}
 	static const char *const roots[] = { "memory", "pids", "cpu", "cpu,cpuacct", "freezer", "unified", "" };
+	char parent[96];
+	bwrap_fixture_cgroup_parent(fx, parent, sizeof parent);
 	for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
 		char path[256];
-		snprintf(path, sizeof path, "/sys/fs/cgroup/%s/%s", roots[i], fx->cgroup_parent);
+		snprintf(path, sizeof path, "/sys/fs/cgroup/%s/%s", roots[i], parent);
 		if (rmdir(path) != 0 && errno != ENOENT) {
 			fprintf(stderr, "leak: cgroup %s: %s\n", path, strerror(errno));
 			leaks++;

@@ -21,7 +21,7 @@
 
 #include "gvisor_fixture.h"
 
-static gvisor_fixture fx;
+static backend_fixture fx;
 static msb_spec spec;
 static msb_sandbox_handle *shared; /* the container most cases share */
 
@@ -31,7 +31,7 @@ static msb_key key_of(const char *thread, const char *call_id)
 	return k;
 }
 
-static msb_sandbox_handle *acquire_on(gvisor_fixture *f, const char *thread, const char *call_id)
+static msb_sandbox_handle *acquire_on(backend_fixture *f, const char *thread, const char *call_id)
 {
 	msb_key k = key_of(thread, call_id);
 	msb_sandbox_handle *h = NULL;
@@ -121,7 +121,7 @@ static int group_teardown(void **state)
 	if (failed)
 		fprintf(stderr, "dispose shared: %s\n", f.detail ? f.detail : "?");
 	msb_disposal_failure_free(&f);
-	gvisor_fixture_close(&fx);
+	backend_fixture_close(&fx);
 	int leaks = gvisor_fixture_leaks(&fx);
 	return failed || leaks ? -1 : 0;
 }
@@ -221,7 +221,7 @@ static void closed_egress_and_read_only_root(void **state)
 	struct stat st;
 	assert_int_equal(lstat(msb_driver_sandbox_box(shared)->socket_path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
-	gvisor_fixture other;
+	backend_fixture other;
 	assert_int_equal(gvisor_fixture_open(&other, fx.state, "", NULL), MSB_OK);
 	msb_sandbox_handle *again = acquire_on(&other, "shared", NULL);
 	assert_non_null(again);
@@ -232,7 +232,7 @@ static void closed_egress_and_read_only_root(void **state)
 	assert_string_equal(out_of(&r2), "same\n");
 	msb_exec_result_free(&r2);
 	other.ops->release(again);
-	gvisor_fixture_close(&other);
+	backend_fixture_close(&other);
 }
 
 static void timeout_and_output_cap(void **state)
@@ -341,7 +341,7 @@ static void second_process_reaches_the_same_vm(void **state)
 	pid_t child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
-		gvisor_fixture mine;
+		backend_fixture mine;
 		if (gvisor_fixture_open(&mine, fx.state, "", NULL) != MSB_OK)
 			_exit(10);
 		msb_sandbox_handle *h = acquire_on(&mine, "shared", NULL);
@@ -355,7 +355,7 @@ static void second_process_reaches_the_same_vm(void **state)
 		if (mine.ops->write_file(h, "from-child.txt", "child", 5, spec.work_dir, NULL))
 			_exit(13);
 		mine.ops->release(h);
-		gvisor_fixture_close(&mine);
+		backend_fixture_close(&mine);
 		_exit(0);
 	}
 	int status = 0;
@@ -443,13 +443,13 @@ static void a_dead_sandbox_is_replaced_and_disposed(void **state)
 static void config_refusals(void **state)
 {
 	(void)state;
-	gvisor_fixture bad;
+	backend_fixture bad;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(gvisor_fixture_open(&bad, NULL, "platform: fast\n", &err), MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "platform"));
 	assert_non_null(strstr(msb_error_message(&err), "fast"));
 	msb_error_clear(&err);
-	gvisor_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
 
 	/* No engine: refused at init, naming the path and the package. */
@@ -457,14 +457,14 @@ static void config_refusals(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "/nonexistent/runsc"));
 	assert_non_null(strstr(msb_error_message(&err), "runsc"));
 	msb_error_clear(&err);
-	gvisor_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
 
 	/* A pids limit gVisor itself cannot start under is refused with the reason. */
 	assert_int_equal(gvisor_fixture_open(&bad, NULL, "pids: 64\n", &err), MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "gVisor's own host threads"));
 	msb_error_clear(&err);
-	gvisor_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
 
 	/* So is one that rlimit_nproc's processes would exhaust, killing the sandbox whole. */
@@ -473,13 +473,13 @@ static void config_refusals(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "rlimit_nproc 100"));
 	assert_non_null(strstr(msb_error_message(&err), "3328"));
 	msb_error_clear(&err);
-	gvisor_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
 
 	assert_int_equal(gvisor_fixture_open(&bad, NULL, "memroy: 1GiB\n", &err), MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "memroy"));
 	msb_error_clear(&err);
-	gvisor_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
 
 	/* An image the config does not name is refused at acquire, naming what it has. */
@@ -492,7 +492,7 @@ static void config_refusals(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "python:3.12"));
 	assert_non_null(strstr(msb_error_message(&err), "host"));
 	msb_error_clear(&err);
-	gvisor_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
 }
 

@@ -14,24 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <msb/config.h>
-#include <msb/driver.h>
-#include <msb/loader.h>
+#include "backend_fixture.h"
 
-#include "msb_test.h"
-
-#define GVISOR_AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
 #define GVISOR_PLUGIN MSB_TEST_MODULE("plugins/gvisor", "gvisor")
 #define GVISOR_RUNSC "/usr/bin/runsc"
-
-typedef struct gvisor_fixture {
-	char state[64];
-	msb_loader *loader;
-	msb_backend *backend;
-	msb_config_doc *doc;
-	const struct msb_backend_v27 *ops;
-	msb_backend_instance *self;
-} gvisor_fixture;
 
 /*
  * Whether runsc can run a container here at all: `runsc run` of `true` with the backend's
@@ -73,42 +59,12 @@ static inline bool gvisor_fixture_usable(char *why, size_t n)
 }
 
 /* Open the plugin with `extra` YAML lines appended; `state` NULL: a fresh temporary dir. */
-static inline msb_errc gvisor_fixture_open(gvisor_fixture *fx, const char *state, const char *extra,
+static inline msb_errc gvisor_fixture_open(backend_fixture *fx, const char *state, const char *extra,
 					   msb_error *err)
 {
-	memset(fx, 0, sizeof *fx);
-	snprintf(fx->state, sizeof fx->state, "%s", state ? state : "/tmp/msb-gvisor-test-XXXXXX");
-	if (!state && !mkdtemp(fx->state))
-		return msb_error_set_errno(err, MSB_E_OS, errno, "mkdtemp");
-	char *yaml = NULL;
-	if (asprintf(&yaml, "state_dir: %s\nagent: %s\n%s", fx->state, GVISOR_AGENT, extra) < 0)
-		return msb_error_set(err, MSB_E_NOMEM, "asprintf");
-	msb_errc rc = msb_config_doc_parse(yaml, strlen(yaml), "<gvisor test>", &fx->doc, err);
-	free(yaml);
-	const msb_plugin *plugin = NULL;
-	if (!rc)
-		rc = msb_loader_new(&fx->loader, err);
-	if (!rc)
-		rc = msb_loader_load(fx->loader, GVISOR_PLUGIN, &plugin, err);
-	if (!rc)
-		rc = msb_backend_open(plugin, msb_config_doc_root(fx->doc), NULL, NULL, &fx->backend, err);
-	if (!rc) {
-		fx->ops = msb_backend_ops(fx->backend);
-		fx->self = msb_backend_instance_of(fx->backend);
-	}
-	return rc;
-}
-
-static inline void gvisor_fixture_close(gvisor_fixture *fx)
-{
-	if (fx->backend)
-		msb_backend_close(fx->backend);
-	if (fx->loader)
-		msb_loader_free(fx->loader);
-	msb_config_doc_free(fx->doc);
-	fx->backend = NULL;
-	fx->loader = NULL;
-	fx->doc = NULL;
+	msb_errc rc = backend_fixture_state(fx, state, "/tmp/msb-gvisor-test-XXXXXX", err);
+	return rc ? rc : backend_fixture_load(fx, GVISOR_PLUGIN, err, "state_dir: %s\nagent: %s\n%s",
+					      fx->state, BACKEND_FIXTURE_AGENT, extra);
 }
 
 /* How many runsc processes name `state` on their command line (printing each). */
@@ -147,7 +103,7 @@ static inline int gvisor_fixture_runsc_procs(const char *state)
  * are checked per sandbox by the tests). Removes the state dir. Returns the number of
  * leaks, printing each.
  */
-static inline int gvisor_fixture_leaks(gvisor_fixture *fx)
+static inline int gvisor_fixture_leaks(backend_fixture *fx)
 {
 	int leaks = 0;
 	char cmd[600], line[512];

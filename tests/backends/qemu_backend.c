@@ -23,7 +23,7 @@
 
 #include "qemu_fixture.h"
 
-static qemu_fixture fx;
+static backend_fixture fx;
 static msb_spec spec;
 static msb_sandbox_handle *shared; /* the VM most cases share */
 
@@ -33,7 +33,7 @@ static msb_key key_of(const char *thread, const char *call_id)
 	return k;
 }
 
-static msb_sandbox_handle *acquire_on(qemu_fixture *f, const char *thread, const char *call_id)
+static msb_sandbox_handle *acquire_on(backend_fixture *f, const char *thread, const char *call_id)
 {
 	msb_key k = key_of(thread, call_id);
 	msb_sandbox_handle *h = NULL;
@@ -107,7 +107,7 @@ static int group_teardown(void **state)
 	if (failed)
 		fprintf(stderr, "dispose shared: %s\n", f.detail ? f.detail : "?");
 	msb_disposal_failure_free(&f);
-	qemu_fixture_close(&fx);
+	backend_fixture_close(&fx);
 	int leaks = qemu_fixture_leaks(&fx);
 	return failed || leaks ? -1 : 0;
 }
@@ -361,7 +361,7 @@ static void second_process_reaches_the_same_vm(void **state)
 	pid_t child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
-		qemu_fixture mine;
+		backend_fixture mine;
 		if (qemu_fixture_open(&mine, fx.state, "", NULL) != MSB_OK)
 			_exit(10);
 		msb_sandbox_handle *h = acquire_on(&mine, "shared", NULL);
@@ -375,7 +375,7 @@ static void second_process_reaches_the_same_vm(void **state)
 		if (mine.ops->write_file(h, "from-child.txt", "child", 5, spec.work_dir, NULL))
 			_exit(13);
 		mine.ops->release(h);
-		qemu_fixture_close(&mine);
+		backend_fixture_close(&mine);
 		_exit(0);
 	}
 	int status = 0;
@@ -469,19 +469,19 @@ static void accel_verdict_is_cached(void **state)
 static void config_refusals(void **state)
 {
 	(void)state;
-	qemu_fixture bad;
+	backend_fixture bad;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(qemu_fixture_open(&bad, NULL, "accel: fast\n", &err), MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "accel"));
 	assert_non_null(strstr(msb_error_message(&err), "fast"));
 	msb_error_clear(&err);
-	qemu_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 
 	assert_int_equal(qemu_fixture_open(&bad, NULL, "memroy: 1GiB\n", &err), MSB_E_CONFIG);
 	assert_non_null(strstr(msb_error_message(&err), "memroy"));
 	msb_error_clear(&err);
-	qemu_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 
 	/* No kernel: the acquire names the set-up step instead of failing obscurely. */
@@ -494,7 +494,7 @@ static void config_refusals(void **state)
 	assert_int_equal(bad.ops->acquire(bad.self, &k, &spec, &h, &err), MSB_E_BACKEND);
 	assert_non_null(strstr(msb_error_message(&err), "fetch-guest.sh"));
 	msb_error_clear(&err);
-	qemu_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 
 	/* No engine: named, with the package that provides it. */
@@ -504,7 +504,7 @@ static void config_refusals(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "qemu-system-x86"));
 	assert_non_null(strstr(msb_error_message(&err), "/nonexistent/qemu-system-x86_64"));
 	msb_error_clear(&err);
-	qemu_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 
 	/* An image the guest cannot be is refused by name, before anything boots. */
@@ -515,7 +515,7 @@ static void config_refusals(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "debian:12"));
 	assert_non_null(strstr(msb_error_message(&err), "busybox"));
 	msb_error_clear(&err);
-	qemu_fixture_close(&bad);
+	backend_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
 }
 
@@ -523,7 +523,7 @@ static void boot_timeout_is_bounded_and_cleans_up(void **state)
 {
 	(void)state;
 	/* A guest that cannot answer in time fails the acquire, and leaves no VM behind. */
-	qemu_fixture slow;
+	backend_fixture slow;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(qemu_fixture_open(&slow, NULL, "boot_timeout: 300ms\n", &err), MSB_OK);
 	msb_key k = key_of("too-slow", NULL);
@@ -535,7 +535,7 @@ static void boot_timeout_is_bounded_and_cleans_up(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "boot_timeout"));
 	msb_error_clear(&err);
 	assert_true(t1.tv_sec - t0.tv_sec < 10);
-	qemu_fixture_close(&slow);
+	backend_fixture_close(&slow);
 	assert_int_equal(qemu_fixture_leaks(&slow), 0);
 }
 

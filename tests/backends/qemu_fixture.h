@@ -13,26 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <msb/config.h>
-#include <msb/driver.h>
-#include <msb/loader.h>
+#include "backend_fixture.h"
 
-#include "msb_test.h"
-
-#define QEMU_AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
 #define QEMU_INIT MSB_TOP_BUILDDIR "/plugins/qemu/msb-qemu-init"
 #define QEMU_GUEST MSB_TOP_BUILDDIR "/plugins/qemu/guest"
 #define QEMU_PLUGIN MSB_TEST_MODULE("plugins/qemu", "qemu")
 #define QEMU_BINARY "/usr/bin/qemu-system-x86_64"
-
-typedef struct qemu_fixture {
-	char state[64];
-	msb_loader *loader;
-	msb_backend *backend;
-	msb_config_doc *doc;
-	const struct msb_backend_v27 *ops;
-	msb_backend_instance *self;
-} qemu_fixture;
 
 /*
  * The guest directory: $MSB_QEMU_GUEST, else the build tree's (make qemu-guest), else the
@@ -66,51 +52,17 @@ static inline bool qemu_fixture_usable(char *why, size_t n)
 }
 
 /* Open the plugin with `extra` YAML lines appended; `state` NULL: a fresh temporary dir. */
-static inline msb_errc qemu_fixture_open(qemu_fixture *fx, const char *state, const char *extra,
+static inline msb_errc qemu_fixture_open(backend_fixture *fx, const char *state, const char *extra,
 					 msb_error *err)
 {
-	memset(fx, 0, sizeof *fx);
-	snprintf(fx->state, sizeof fx->state, "%s", state ? state : "/tmp/msb-qemu-test-XXXXXX");
-	if (!state && !mkdtemp(fx->state))
-		return msb_error_set_errno(err, MSB_E_OS, errno, "mkdtemp");
-	char *yaml = NULL;
-	if (asprintf(&yaml,
-		     "state_dir: %s\n"
-		     "agent: %s\n"
-		     "init: %s\n"
-		     "%s%s%s"
-		     "%s",
-		     fx->state, QEMU_AGENT, QEMU_INIT,
-		     strstr(extra, "guest_dir:") ? "" : "guest_dir: ",
-		     strstr(extra, "guest_dir:") ? "" : qemu_fixture_guest(),
-		     strstr(extra, "guest_dir:") ? "" : "\n", extra) < 0)
-		return msb_error_set(err, MSB_E_NOMEM, "asprintf");
-	msb_errc rc = msb_config_doc_parse(yaml, strlen(yaml), "<qemu test>", &fx->doc, err);
-	free(yaml);
-	const msb_plugin *plugin = NULL;
-	if (!rc)
-		rc = msb_loader_new(&fx->loader, err);
-	if (!rc)
-		rc = msb_loader_load(fx->loader, QEMU_PLUGIN, &plugin, err);
-	if (!rc)
-		rc = msb_backend_open(plugin, msb_config_doc_root(fx->doc), NULL, NULL, &fx->backend, err);
-	if (!rc) {
-		fx->ops = msb_backend_ops(fx->backend);
-		fx->self = msb_backend_instance_of(fx->backend);
-	}
-	return rc;
-}
-
-static inline void qemu_fixture_close(qemu_fixture *fx)
-{
-	if (fx->backend)
-		msb_backend_close(fx->backend);
-	if (fx->loader)
-		msb_loader_free(fx->loader);
-	msb_config_doc_free(fx->doc);
-	fx->backend = NULL;
-	fx->loader = NULL;
-	fx->doc = NULL;
+	msb_errc rc = backend_fixture_state(fx, state, "/tmp/msb-qemu-test-XXXXXX", err);
+	bool own_guest = strstr(extra, "guest_dir:") != NULL;
+	return rc ? rc : backend_fixture_load(fx, QEMU_PLUGIN, err,
+					      "state_dir: %s\nagent: %s\ninit: %s\n%s%s%s%s",
+					      fx->state, BACKEND_FIXTURE_AGENT, QEMU_INIT,
+					      own_guest ? "" : "guest_dir: ",
+					      own_guest ? "" : qemu_fixture_guest(),
+					      own_guest ? "" : "\n", extra);
 }
 
 /*
@@ -118,7 +70,7 @@ static inline void qemu_fixture_close(qemu_fixture *fx)
  * QEMU process whose command line names the state dir. Removes the state dir. Returns the
  * number of leaks, printing each.
  */
-static inline int qemu_fixture_leaks(qemu_fixture *fx)
+static inline int qemu_fixture_leaks(backend_fixture *fx)
 {
 	int leaks = 0;
 	char cmd[512], line[512];

@@ -52,7 +52,7 @@ static double bare_run(const char *dir, int i)
 	return rc == 0 ? now_ms() - t0 : -1;
 }
 
-static msb_errc exec_true(gvisor_fixture *fx, msb_sandbox_handle *h)
+static msb_errc exec_true(backend_fixture *fx, msb_sandbox_handle *h)
 {
 	const char *argv[] = { "true", NULL };
 	msb_exec_request req = { .argv = argv, .timeout = 30 };
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		printf("bench_gvisor: skipped: %s\n", why);
 		return 0;
 	}
-	gvisor_fixture fx;
+	backend_fixture fx;
 	msb_error err = MSB_ERROR_INIT;
 	if (gvisor_fixture_open(&fx, NULL, "platform: ptrace\n", &err) != MSB_OK) {
 		fprintf(stderr, "bench_gvisor: %s\n", msb_error_message(&err));
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	fx.ops->dispose(fx.self, &key, &f);
 	msb_disposal_failure_free(&f);
-	gvisor_fixture_close(&fx);
+	backend_fixture_close(&fx);
 	snprintf(cmd, sizeof cmd, "rm -rf %s/bare %s/bare-root", fx.state, fx.state);
 	if (system(cmd) != 0)
 		return 1;

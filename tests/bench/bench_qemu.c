@@ -88,7 +88,7 @@ static double bare_boot(const qemu_ctx *ctx, qemu_accel accel, const char *initr
 	return t;
 }
 
-static msb_errc exec_true(qemu_fixture *fx, msb_sandbox_handle *h)
+static msb_errc exec_true(backend_fixture *fx, msb_sandbox_handle *h)
 {
 	const char *argv[] = { "true", NULL };
 	msb_exec_request req = { .argv = argv, .timeout = 30 };
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 		printf("bench_qemu: skipped: %s\n", why);
 		return 0;
 	}
-	qemu_fixture fx;
+	backend_fixture fx;
 	msb_error err = MSB_ERROR_INIT;
 	if (qemu_fixture_open(&fx, NULL, "memory: 256MiB\n", &err) != MSB_OK) {
 		fprintf(stderr, "bench_qemu: %s\n", msb_error_message(&err));
@@ -191,6 +191,6 @@ int main(int argc, char **argv)
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	fx.ops->dispose(fx.self, &key, &f);
 	msb_disposal_failure_free(&f);
-	qemu_fixture_close(&fx);
+	backend_fixture_close(&fx);
 	return qemu_fixture_leaks(&fx) ? 1 : 0;
 }
