@@ -20,63 +20,11 @@
 #include <cmocka.h>
 
 #include "gvisor_fixture.h"
+#include "backend_cases.h"
 
 static backend_fixture fx;
 static msb_spec spec;
 static msb_sandbox_handle *shared; /* the container most cases share */
-
-static msb_key key_of(const char *thread, const char *call_id)
-{
-	msb_key k = { "test", thread, "agent", call_id ? call_id : "" };
-	return k;
-}
-
-static msb_sandbox_handle *acquire_on(backend_fixture *f, const char *thread, const char *call_id)
-{
-	msb_key k = key_of(thread, call_id);
-	msb_sandbox_handle *h = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = f->ops->acquire(f->self, &k, &spec, &h, &err);
-	if (rc)
-		fprintf(stderr, "acquire %s: %s: %s\n", thread, msb_errc_name(rc), msb_error_message(&err));
-	msb_error_clear(&err);
-	return rc == MSB_OK ? h : NULL;
-}
-
-static msb_exec_result run(msb_sandbox_handle *h, double timeout, size_t max_output,
-			   const char *fmt, ...)
-{
-	char *script = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	assert_true(vasprintf(&script, fmt, ap) >= 0);
-	va_end(ap);
-	const char *argv[] = { "sh", "-c", script, NULL };
-	msb_exec_request req = { .argv = argv, .timeout = timeout, .max_output = max_output };
-	msb_exec_result res = { 0 };
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = fx.ops->exec(h, &req, &res, &err);
-	if (rc)
-		fprintf(stderr, "exec %s: %s\n", script, msb_error_message(&err));
-	assert_int_equal(rc, MSB_OK);
-	free(script);
-	msb_error_clear(&err);
-	return res;
-}
-
-static const char *out_of(const msb_exec_result *r)
-{
-	return r->out.data ? (const char *)r->out.data : "";
-}
-
-/* The pid recorded for a sandbox (gVisor's sandbox process) from its state directory. */
-static pid_t recorded(const msb_sandbox_handle *h, const char *file)
-{
-	char *path = msb_driver_path(msb_driver_sandbox_box(h)->dir, file);
-	pid_t pid = msb_driver_read_pid_file(path);
-	free(path);
-	return pid;
-}
 
 /*
  * The cgroup directory of sandbox `name` under controller `ctrl` (its leaf is the name plus
@@ -106,24 +54,14 @@ static int group_setup(void **state)
 		msb_error_clear(&err);
 		return -1;
 	}
-	shared = acquire_on(&fx, "shared", NULL);
+	shared = backend_acquire(&fx, &spec, "shared", NULL);
 	return shared ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (shared)
-		fx.ops->release(shared);
-	msb_key k = key_of("shared", NULL);
-	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	bool failed = fx.ops->dispose(fx.self, &k, &f);
-	if (failed)
-		fprintf(stderr, "dispose shared: %s\n", f.detail ? f.detail : "?");
-	msb_disposal_failure_free(&f);
-	backend_fixture_close(&fx);
-	int leaks = gvisor_fixture_leaks(&fx);
-	return failed || leaks ? -1 : 0;
+	return backend_teardown(&fx, shared, gvisor_fixture_leaks);
 }
 
 /* ---- the cases ---------------------------------------------------------------------- */
@@ -133,80 +71,40 @@ static void every_operation(void **state)
 	(void)state;
 	msb_sandbox_handle *h = shared;
 	const char *wd = spec.work_dir;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(fx.ops->write_file(h, "dir/a.txt", "hello\n", 6, wd, &err), MSB_OK);
-	msb_buf buf = { 0 };
-	assert_int_equal(fx.ops->read_file(h, "dir/a.txt", wd, 1024, &buf, &err), MSB_OK);
-	assert_int_equal(buf.len, 6);
-	assert_memory_equal(buf.data, "hello\n", 6);
-	msb_buf_free(&buf);
-
-	msb_entry e = { 0 };
-	bool found = false;
-	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
-	assert_true(found);
-	assert_int_equal(e.kind, MSB_ENTRY_FILE);
-	assert_int_equal(e.size_bytes, 6);
-	free(e.path);
-
-	msb_entry_list list = { 0 };
-	assert_int_equal(fx.ops->list_dir(h, "dir", wd, &list, &err), MSB_OK);
-	assert_int_equal(list.len, 1);
-	assert_non_null(strstr(list.items[0].path, "a.txt"));
-	msb_entry_list_free(&list);
+	backend_check_file_ops(&fx, h, wd);
 
 	/* The command runs under gVisor's Sentry, which announces itself in dmesg. */
-	msb_exec_result r = run(h, 20, 0, "cat dir/a.txt; pwd; dmesg | grep -c -i gvisor; echo oops >&2; exit 3");
-	assert_string_equal(out_of(&r), "hello\n/msb/work\n1\n");
+	msb_exec_result r = backend_run(&fx, h, 20, 0, "cat dir/a.txt; pwd; dmesg | grep -c -i gvisor; echo oops >&2; exit 3");
+	assert_string_equal(backend_out(&r), "hello\n/msb/work\n1\n");
 	assert_string_equal((const char *)r.err.data, "oops\n");
 	assert_int_equal(r.exit_code, 3);
 	msb_exec_result_free(&r);
 
-	msb_exec_result rc_res = { 0 };
-	assert_int_equal(fx.ops->run_code(h, "echo from-code $((6*7))", 20, &rc_res, &err), MSB_OK);
-	assert_string_equal(out_of(&rc_res), "from-code 42\n");
-	msb_exec_result_free(&rc_res);
-
-	assert_int_equal(fx.ops->remove(h, "dir/a.txt", wd, false, &err), MSB_OK);
-	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
-	assert_false(found);
-
-	r = run(h, 20, 0, "mkdir -p /msb/work/rc-x/deep && touch /msb/work/rc-x/deep/f");
-	assert_int_equal(r.exit_code, 0);
-	msb_exec_result_free(&r);
-	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
-	assert_int_equal(fx.ops->stat_file(h, "rc-x", wd, &e, &found, &err), MSB_OK);
-	assert_false(found);
-	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
-
-	/* Confinement holds inside the sandbox too. */
-	assert_int_not_equal(fx.ops->write_file(h, "../escape", "x", 1, wd, &err), MSB_OK);
-	assert_non_null(strstr(msb_error_message(&err), "escape"));
-	msb_error_clear(&err);
+	backend_check_code_remove_reclaim(&fx, h, wd);
 }
 
 static void closed_egress_and_read_only_root(void **state)
 {
 	(void)state;
 	/* --network=none: gVisor's netstack holds loopback and no device at all. */
-	msb_exec_result r = run(shared, 20, 0, "ls /sys/class/net 2>/dev/null || cut -d: -f1 /proc/net/dev | tail -n +3 | tr -d ' '");
+	msb_exec_result r = backend_run(&fx, shared, 20, 0, "ls /sys/class/net 2>/dev/null || cut -d: -f1 /proc/net/dev | tail -n +3 | tr -d ' '");
 	assert_int_equal(r.exit_code, 0);
-	assert_string_equal(out_of(&r), "lo\n");
+	assert_string_equal(backend_out(&r), "lo\n");
 	msb_exec_result_free(&r);
 	/* The image root is read-only; the work dir and /tmp are writable. */
-	r = run(shared, 20, 0, "touch /etc/msb-x 2>&1; touch /usr/msb-x 2>&1; touch /tmp/x /msb/work/x && echo writable");
-	assert_non_null(strstr(out_of(&r), "Read-only file system"));
-	assert_non_null(strstr(out_of(&r), "writable"));
+	r = backend_run(&fx, shared, 20, 0, "touch /etc/msb-x 2>&1; touch /usr/msb-x 2>&1; touch /tmp/x /msb/work/x && echo writable");
+	assert_non_null(strstr(backend_out(&r), "Read-only file system"));
+	assert_non_null(strstr(backend_out(&r), "writable"));
 	msb_exec_result_free(&r);
 	assert_int_equal(access("/etc/msb-x", F_OK), -1);
 	/* The host image shows programs and libraries, not the host's secrets. */
-	r = run(shared, 20, 0, "for f in /etc/shadow /etc/ssh /root /home /etc/passwd; do "
+	r = backend_run(&fx, shared, 20, 0, "for f in /etc/shadow /etc/ssh /root /home /etc/passwd; do "
 		"test -e $f && echo present $f; done; test -x /usr/bin/awk && echo programs");
-	assert_string_equal(out_of(&r), "present /etc/passwd\nprograms\n");
+	assert_string_equal(backend_out(&r), "present /etc/passwd\nprograms\n");
 	msb_exec_result_free(&r);
 	/* Root inside, with no capability at all (bounding set included). */
-	r = run(shared, 20, 0, "grep -E '^Cap(Eff|Bnd)' /proc/self/status | cut -f2");
-	assert_string_equal(out_of(&r), "0000000000000000\n0000000000000000\n");
+	r = backend_run(&fx, shared, 20, 0, "grep -E '^Cap(Eff|Bnd)' /proc/self/status | cut -f2");
+	assert_string_equal(backend_out(&r), "0000000000000000\n0000000000000000\n");
 	msb_exec_result_free(&r);
 
 	/*
@@ -214,22 +112,22 @@ static void closed_egress_and_read_only_root(void **state)
 	 * (gVisor refuses replacing the bound socket; a second name is allowed) changes nothing
 	 * for the host, which connects through its own hard link — as a second process here.
 	 */
-	r = run(shared, 20, 0, "rm -f /.msb/agent.sock; ln -s /run/elsewhere.sock /.msb/agent.sock; "
+	r = backend_run(&fx, shared, 20, 0, "rm -f /.msb/agent.sock; ln -s /run/elsewhere.sock /.msb/agent.sock; "
 		"ln -s /run/elsewhere.sock /.msb/other.sock; echo tried");
-	assert_string_equal(out_of(&r), "tried\n");
+	assert_string_equal(backend_out(&r), "tried\n");
 	msb_exec_result_free(&r);
 	struct stat st;
 	assert_int_equal(lstat(msb_driver_sandbox_box(shared)->socket_path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	backend_fixture other;
 	assert_int_equal(gvisor_fixture_open(&other, fx.state, "", NULL), MSB_OK);
-	msb_sandbox_handle *again = acquire_on(&other, "shared", NULL);
+	msb_sandbox_handle *again = backend_acquire(&other, &spec, "shared", NULL);
 	assert_non_null(again);
 	msb_exec_result r2 = { 0 };
 	const char *argv[] = { "echo", "same", NULL };
 	msb_exec_request req = { .argv = argv, .timeout = 10 };
 	assert_int_equal(other.ops->exec(again, &req, &r2, NULL), MSB_OK);
-	assert_string_equal(out_of(&r2), "same\n");
+	assert_string_equal(backend_out(&r2), "same\n");
 	msb_exec_result_free(&r2);
 	other.ops->release(again);
 	backend_fixture_close(&other);
@@ -238,32 +136,13 @@ static void closed_egress_and_read_only_root(void **state)
 static void timeout_and_output_cap(void **state)
 {
 	(void)state;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	msb_exec_result r = run(shared, 1.0, 0, "sleep 30");
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	assert_true(r.timed_out);
-	assert_true(t1.tv_sec - t0.tv_sec < 10);
-	msb_exec_result_free(&r);
-
-	r = run(shared, 20, 1000, "yes | head -c 100000");
-	assert_true(r.out_truncated);
-	assert_int_equal(r.out.len, 1000);
-	msb_exec_result_free(&r);
+	backend_check_timeout_and_output_cap(&fx, shared);
 }
 
 static void daemon_lives_until_dispose(void **state)
 {
 	(void)state;
-	msb_exec_result r = run(shared, 20, 0, "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!");
-	long pid = atol(out_of(&r));
-	assert_true(pid > 1);
-	msb_exec_result_free(&r);
-	/* The next request finds it still running: the container is resident between calls. */
-	r = run(shared, 20, 0, "kill -0 %ld && echo alive", pid);
-	assert_string_equal(out_of(&r), "alive\n");
-	msb_exec_result_free(&r);
-	/* (Disposal deletes the container: group_teardown's leak check sees nothing left.) */
+	backend_check_daemon_lives(&fx, shared);
 }
 
 static void fork_bomb_and_memory_hog_are_held(void **state)
@@ -274,7 +153,7 @@ static void fork_bomb_and_memory_hog_are_held(void **state)
 	 * root): forks fail inside, long before the host's pids limit, and the sandbox answers.
 	 * Its own sandbox, so the sleepers it leaves are disposal's to kill.
 	 */
-	msb_sandbox_handle *bomb = acquire_on(&fx, "bomb", NULL);
+	msb_sandbox_handle *bomb = backend_acquire(&fx, &spec, "bomb", NULL);
 	assert_non_null(bomb);
 	const char *bomb_argv[] = { "sh", "-c",
 				    "(i=0; while [ $i -lt 400 ]; do sleep 600 >/dev/null 2>&1 & "
@@ -287,19 +166,19 @@ static void fork_bomb_and_memory_hog_are_held(void **state)
 	const char *after_argv[] = { "echo", "still-here", NULL };
 	msb_exec_request req2 = { .argv = after_argv, .timeout = 20 };
 	msb_errc rc2 = fx.ops->exec(bomb, &req2, &after, NULL);
-	pid_t sandbox = recorded(bomb, "agent.pid");
+	pid_t sandbox = backend_recorded(bomb, "agent.pid");
 	/* Disposed before any assertion, so a failure here leaves nothing behind. */
 	fx.ops->release(bomb);
-	msb_key k = key_of("bomb", NULL);
+	msb_key k = backend_key("bomb", NULL);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	bool failed = fx.ops->dispose(fx.self, &k, &f);
 	msb_disposal_failure_free(&f);
-	fprintf(stderr, "# fork bomb: rc %d exit %d out '%s'\n", rc, r.exit_code, out_of(&r));
+	fprintf(stderr, "# fork bomb: rc %d exit %d out '%s'\n", rc, r.exit_code, backend_out(&r));
 	assert_int_equal(rc, MSB_OK);
-	assert_non_null(strstr(out_of(&r), "done"));
-	assert_true(atoi(out_of(&r)) >= 1);
+	assert_non_null(strstr(backend_out(&r), "done"));
+	assert_true(atoi(backend_out(&r)) >= 1);
 	assert_int_equal(rc2, MSB_OK);
-	assert_string_equal(out_of(&after), "still-here\n");
+	assert_string_equal(backend_out(&after), "still-here\n");
 	msb_exec_result_free(&r);
 	msb_exec_result_free(&after);
 	assert_false(failed);
@@ -310,13 +189,13 @@ static void fork_bomb_and_memory_hog_are_held(void **state)
 	 * alone; the sandbox answers after it. (Without rlimit_as the host's memory cgroup is
 	 * the bound, and what it kills is the whole sandbox: see doc/threat-model.md.)
 	 */
-	r = run(shared, 60, 0, "awk 'BEGIN { s = \"x\"; while (1) s = s s }'; echo status $?");
-	fprintf(stderr, "# hog: exit %d timed_out %d out '%s'\n", r.exit_code, r.timed_out, out_of(&r));
-	assert_non_null(strstr(out_of(&r), "status"));
-	assert_null(strstr(out_of(&r), "status 0"));
+	r = backend_run(&fx, shared, 60, 0, "awk 'BEGIN { s = \"x\"; while (1) s = s s }'; echo status $?");
+	fprintf(stderr, "# hog: exit %d timed_out %d out '%s'\n", r.exit_code, r.timed_out, backend_out(&r));
+	assert_non_null(strstr(backend_out(&r), "status"));
+	assert_null(strstr(backend_out(&r), "status 0"));
 	msb_exec_result_free(&r);
-	r = run(shared, 20, 0, "echo still-here");
-	assert_string_equal(out_of(&r), "still-here\n");
+	r = backend_run(&fx, shared, 20, 0, "echo still-here");
+	assert_string_equal(backend_out(&r), "still-here\n");
 	msb_exec_result_free(&r);
 	/* The host's cgroup holds the whole sandbox to the configured memory. */
 	char path[512];
@@ -335,44 +214,13 @@ static void fork_bomb_and_memory_hog_are_held(void **state)
 static void second_process_reaches_the_same_vm(void **state)
 {
 	(void)state;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(fx.ops->write_file(shared, "from-parent.txt", "parent", 6, spec.work_dir, &err),
-			 MSB_OK);
-	pid_t child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		backend_fixture mine;
-		if (gvisor_fixture_open(&mine, fx.state, "", NULL) != MSB_OK)
-			_exit(10);
-		msb_sandbox_handle *h = acquire_on(&mine, "shared", NULL);
-		if (!h)
-			_exit(11);
-		msb_buf b = { 0 };
-		if (mine.ops->read_file(h, "from-parent.txt", spec.work_dir, 64, &b, NULL) ||
-		    b.len != 6 || memcmp(b.data, "parent", 6))
-			_exit(12);
-		msb_buf_free(&b);
-		if (mine.ops->write_file(h, "from-child.txt", "child", 5, spec.work_dir, NULL))
-			_exit(13);
-		mine.ops->release(h);
-		backend_fixture_close(&mine);
-		_exit(0);
-	}
-	int status = 0;
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	msb_buf buf = { 0 };
-	assert_int_equal(fx.ops->read_file(shared, "from-child.txt", spec.work_dir, 64, &buf, NULL),
-			 MSB_OK);
-	assert_memory_equal(buf.data, "child", 5);
-	msb_buf_free(&buf);
+	backend_check_second_process(&fx, &spec, shared, gvisor_fixture_open);
 }
 
 static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 {
 	(void)state;
-	msb_sandbox_handle *h = acquire_on(&fx, "shared", "call-1");
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "shared", "call-1");
 	assert_non_null(h);
 	/* A call's sandbox is another container: the shared one's files are not there. */
 	msb_entry e = { 0 };
@@ -380,8 +228,8 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 	assert_int_equal(fx.ops->stat_file(h, "from-parent.txt", spec.work_dir, &e, &found, NULL),
 			 MSB_OK);
 	assert_false(found);
-	pid_t sandbox = recorded(h, "agent.pid");
-	assert_true(sandbox > 0 && sandbox != recorded(shared, "agent.pid"));
+	pid_t sandbox = backend_recorded(h, "agent.pid");
+	assert_true(sandbox > 0 && sandbox != backend_recorded(shared, "agent.pid"));
 	char cgroup[512], name[64];
 	snprintf(name, sizeof name, "%s", msb_driver_sandbox_box(h)->name);
 	bool v1 = sandbox_cgroup("memory", name, cgroup, sizeof cgroup);
@@ -389,7 +237,7 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
 	fx.ops->release(h);
 
-	msb_key k = key_of("shared", "call-1");
+	msb_key k = backend_key("shared", "call-1");
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	bool failed = fx.ops->dispose(fx.self, &k, &f);
 	if (failed)
@@ -402,8 +250,8 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 	struct stat st;
 	assert_int_equal(lstat(dir, &st), -1);
 	/* The conversation's container is untouched by the call's disposal. */
-	msb_exec_result r = run(shared, 20, 0, "echo ok");
-	assert_string_equal(out_of(&r), "ok\n");
+	msb_exec_result r = backend_run(&fx, shared, 20, 0, "echo ok");
+	assert_string_equal(backend_out(&r), "ok\n");
 	msb_exec_result_free(&r);
 }
 
@@ -411,25 +259,25 @@ static void a_dead_sandbox_is_replaced_and_disposed(void **state)
 {
 	(void)state;
 	/* gVisor killed from outside: the next acquire notices and starts a fresh sandbox. */
-	msb_sandbox_handle *h = acquire_on(&fx, "dies", NULL);
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "dies", NULL);
 	assert_non_null(h);
-	pid_t first = recorded(h, "agent.pid");
+	pid_t first = backend_recorded(h, "agent.pid");
 	char name[64];
 	snprintf(name, sizeof name, "%s", msb_driver_sandbox_box(h)->name);
 	fx.ops->release(h);
 	assert_int_equal(kill(first, SIGKILL), 0);
 	for (int i = 0; i < 200 && msb_driver_pid_running(first); i++)
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-	h = acquire_on(&fx, "dies", NULL);
+	h = backend_acquire(&fx, &spec, "dies", NULL);
 	assert_non_null(h);
-	pid_t second = recorded(h, "agent.pid");
+	pid_t second = backend_recorded(h, "agent.pid");
 	assert_true(second > 0 && second != first);
-	msb_exec_result r = run(h, 20, 0, "echo fresh");
-	assert_string_equal(out_of(&r), "fresh\n");
+	msb_exec_result r = backend_run(&fx, h, 20, 0, "echo fresh");
+	assert_string_equal(backend_out(&r), "fresh\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	/* And disposal leaves no container, cgroup or directory of it. */
-	msb_key k = key_of("dies", NULL);
+	msb_key k = backend_key("dies", NULL);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	assert_false(fx.ops->dispose(fx.self, &k, &f));
 	msb_disposal_failure_free(&f);
@@ -484,7 +332,7 @@ static void config_refusals(void **state)
 
 	/* An image the config does not name is refused at acquire, naming what it has. */
 	assert_int_equal(gvisor_fixture_open(&bad, NULL, "", &err), MSB_OK);
-	msb_key k = key_of("noimage", NULL);
+	msb_key k = backend_key("noimage", NULL);
 	msb_sandbox_handle *h = NULL;
 	msb_spec other = spec;
 	other.image = "python:3.12";

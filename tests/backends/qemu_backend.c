@@ -22,63 +22,11 @@
 #include <cmocka.h>
 
 #include "qemu_fixture.h"
+#include "backend_cases.h"
 
 static backend_fixture fx;
 static msb_spec spec;
 static msb_sandbox_handle *shared; /* the VM most cases share */
-
-static msb_key key_of(const char *thread, const char *call_id)
-{
-	msb_key k = { "test", thread, "agent", call_id ? call_id : "" };
-	return k;
-}
-
-static msb_sandbox_handle *acquire_on(backend_fixture *f, const char *thread, const char *call_id)
-{
-	msb_key k = key_of(thread, call_id);
-	msb_sandbox_handle *h = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = f->ops->acquire(f->self, &k, &spec, &h, &err);
-	if (rc)
-		fprintf(stderr, "acquire %s: %s: %s\n", thread, msb_errc_name(rc), msb_error_message(&err));
-	msb_error_clear(&err);
-	return rc == MSB_OK ? h : NULL;
-}
-
-static msb_exec_result run(msb_sandbox_handle *h, double timeout, size_t max_output,
-			   const char *fmt, ...)
-{
-	char *script = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	assert_true(vasprintf(&script, fmt, ap) >= 0);
-	va_end(ap);
-	const char *argv[] = { "sh", "-c", script, NULL };
-	msb_exec_request req = { .argv = argv, .timeout = timeout, .max_output = max_output };
-	msb_exec_result res = { 0 };
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = fx.ops->exec(h, &req, &res, &err);
-	if (rc)
-		fprintf(stderr, "exec %s: %s\n", script, msb_error_message(&err));
-	assert_int_equal(rc, MSB_OK);
-	free(script);
-	msb_error_clear(&err);
-	return res;
-}
-
-static const char *out_of(const msb_exec_result *r)
-{
-	return r->out.data ? (const char *)r->out.data : "";
-}
-
-/* The pid recorded for a sandbox's QEMU, and the relay's, from its state directory. */
-static pid_t recorded(const msb_sandbox_handle *h, const char *file)
-{
-	char *path = msb_driver_path(msb_driver_sandbox_box(h)->dir, file);
-	pid_t pid = msb_driver_read_pid_file(path);
-	free(path);
-	return pid;
-}
 
 /* ---- setup: one VM for most cases --------------------------------------------------- */
 
@@ -92,24 +40,14 @@ static int group_setup(void **state)
 		msb_error_clear(&err);
 		return -1;
 	}
-	shared = acquire_on(&fx, "shared", NULL);
+	shared = backend_acquire(&fx, &spec, "shared", NULL);
 	return shared ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (shared)
-		fx.ops->release(shared);
-	msb_key k = key_of("shared", NULL);
-	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	bool failed = fx.ops->dispose(fx.self, &k, &f);
-	if (failed)
-		fprintf(stderr, "dispose shared: %s\n", f.detail ? f.detail : "?");
-	msb_disposal_failure_free(&f);
-	backend_fixture_close(&fx);
-	int leaks = qemu_fixture_leaks(&fx);
-	return failed || leaks ? -1 : 0;
+	return backend_teardown(&fx, shared, qemu_fixture_leaks);
 }
 
 /* ---- the cases ---------------------------------------------------------------------- */
@@ -119,30 +57,10 @@ static void every_operation(void **state)
 	(void)state;
 	msb_sandbox_handle *h = shared;
 	const char *wd = spec.work_dir;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(fx.ops->write_file(h, "dir/a.txt", "hello\n", 6, wd, &err), MSB_OK);
-	msb_buf buf = { 0 };
-	assert_int_equal(fx.ops->read_file(h, "dir/a.txt", wd, 1024, &buf, &err), MSB_OK);
-	assert_int_equal(buf.len, 6);
-	assert_memory_equal(buf.data, "hello\n", 6);
-	msb_buf_free(&buf);
-
-	msb_entry e = { 0 };
-	bool found = false;
-	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
-	assert_true(found);
-	assert_int_equal(e.kind, MSB_ENTRY_FILE);
-	assert_int_equal(e.size_bytes, 6);
-	free(e.path);
-
-	msb_entry_list list = { 0 };
-	assert_int_equal(fx.ops->list_dir(h, "dir", wd, &list, &err), MSB_OK);
-	assert_int_equal(list.len, 1);
-	assert_non_null(strstr(list.items[0].path, "a.txt"));
-	msb_entry_list_free(&list);
+	backend_check_file_ops(&fx, h, wd);
 
 	/* The command runs inside the guest: its kernel is the cloud kernel, not the host's. */
-	msb_exec_result r = run(h, 20, 0, "cat dir/a.txt; pwd; uname -r; echo oops >&2; exit 3");
+	msb_exec_result r = backend_run(&fx, h, 20, 0, "cat dir/a.txt; pwd; uname -r; echo oops >&2; exit 3");
 	char expect[256];
 	FILE *v = NULL;
 	char release[128] = "";
@@ -152,63 +70,32 @@ static void every_operation(void **state)
 	assert_non_null(fgets(release, sizeof release, v));
 	fclose(v);
 	snprintf(expect, sizeof expect, "hello\n/msb/work\n%s", release);
-	assert_string_equal(out_of(&r), expect);
+	assert_string_equal(backend_out(&r), expect);
 	assert_string_equal((const char *)r.err.data, "oops\n");
 	assert_int_equal(r.exit_code, 3);
 	msb_exec_result_free(&r);
 
-	msb_exec_result rc_res = { 0 };
-	assert_int_equal(fx.ops->run_code(h, "echo from-code $((6*7))", 20, &rc_res, &err), MSB_OK);
-	assert_string_equal(out_of(&rc_res), "from-code 42\n");
-	msb_exec_result_free(&rc_res);
-
-	assert_int_equal(fx.ops->remove(h, "dir/a.txt", wd, false, &err), MSB_OK);
-	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
-	assert_false(found);
-
-	r = run(h, 20, 0, "mkdir -p /msb/work/rc-x/deep && touch /msb/work/rc-x/deep/f");
-	assert_int_equal(r.exit_code, 0);
-	msb_exec_result_free(&r);
-	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
-	assert_int_equal(fx.ops->stat_file(h, "rc-x", wd, &e, &found, &err), MSB_OK);
-	assert_false(found);
-	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
-
-	/* Confinement holds inside the guest too. */
-	assert_int_not_equal(fx.ops->write_file(h, "../escape", "x", 1, wd, &err), MSB_OK);
-	assert_non_null(strstr(msb_error_message(&err), "escape"));
-	msb_error_clear(&err);
+	backend_check_code_remove_reclaim(&fx, h, wd);
 }
 
 static void closed_egress_no_network_device(void **state)
 {
 	(void)state;
 	/* No NIC was given to the VM: the guest's kernel sees loopback and nothing else. */
-	msb_exec_result r = run(shared, 20, 0, "ls /sys/class/net");
+	msb_exec_result r = backend_run(&fx, shared, 20, 0, "ls /sys/class/net");
 	assert_int_equal(r.exit_code, 0);
-	assert_string_equal(out_of(&r), "lo\n");
+	assert_string_equal(backend_out(&r), "lo\n");
 	msb_exec_result_free(&r);
 	/* And no virtio device but the agent's console. */
-	r = run(shared, 20, 0, "cat /sys/bus/virtio/devices/*/device");
-	assert_string_equal(out_of(&r), "0x0003\n");
+	r = backend_run(&fx, shared, 20, 0, "cat /sys/bus/virtio/devices/*/device");
+	assert_string_equal(backend_out(&r), "0x0003\n");
 	msb_exec_result_free(&r);
 }
 
 static void timeout_and_output_cap(void **state)
 {
 	(void)state;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	msb_exec_result r = run(shared, 1.0, 0, "sleep 30");
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	assert_true(r.timed_out);
-	assert_true(t1.tv_sec - t0.tv_sec < 10);
-	msb_exec_result_free(&r);
-
-	r = run(shared, 20, 1000, "yes | head -c 100000");
-	assert_true(r.out_truncated);
-	assert_int_equal(r.out.len, 1000);
-	msb_exec_result_free(&r);
+	backend_check_timeout_and_output_cap(&fx, shared);
 }
 
 static void *slow_exec(void *arg)
@@ -231,9 +118,9 @@ static void a_slow_command_does_not_hold_the_others(void **state)
 	pthread_t slow;
 	assert_int_equal(pthread_create(&slow, NULL, slow_exec, NULL), 0);
 	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
-	msb_exec_result r = run(shared, 20, 0, "echo quick");
+	msb_exec_result r = backend_run(&fx, shared, 20, 0, "echo quick");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	assert_string_equal(out_of(&r), "quick\n");
+	assert_string_equal(backend_out(&r), "quick\n");
 	msb_exec_result_free(&r);
 	double quick = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	void *ret = NULL;
@@ -282,35 +169,27 @@ static void a_peer_of_another_version_is_refused(void **state)
 	assert_non_null(strstr(text, "version 1"));
 	msb_buf_free(&payload);
 	/* Everyone else is still served. */
-	msb_exec_result r = run(shared, 20, 0, "echo still");
-	assert_string_equal(out_of(&r), "still\n");
+	msb_exec_result r = backend_run(&fx, shared, 20, 0, "echo still");
+	assert_string_equal(backend_out(&r), "still\n");
 	msb_exec_result_free(&r);
 }
 
 static void daemon_lives_until_dispose(void **state)
 {
 	(void)state;
-	msb_exec_result r = run(shared, 20, 0, "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!");
-	long pid = atol(out_of(&r));
-	assert_true(pid > 1);
-	msb_exec_result_free(&r);
-	/* The next request finds it still running: the VM is resident between calls. */
-	r = run(shared, 20, 0, "kill -0 %ld && echo alive", pid);
-	assert_string_equal(out_of(&r), "alive\n");
-	msb_exec_result_free(&r);
-	/* (Disposal powers the whole VM off: group_teardown's leak check sees no QEMU left.) */
+	backend_check_daemon_lives(&fx, shared);
 }
 
 static void fork_storm_and_memory_hog_stay_inside(void **state)
 {
 	(void)state;
-	pid_t qemu = recorded(shared, "agent.pid");
+	pid_t qemu = backend_recorded(shared, "agent.pid");
 	assert_true(qemu > 0);
 	/* Three hundred processes inside the guest are not host processes at all. */
-	msb_exec_result r = run(shared, 30, 0,
+	msb_exec_result r = backend_run(&fx, shared, 30, 0,
 				"i=0; while [ $i -lt 300 ]; do sleep 60 & i=$((i+1)); done; "
 				"ps | grep -c 'sleep 60'");
-	assert_true(atoi(out_of(&r)) >= 300);
+	assert_true(atoi(backend_out(&r)) >= 300);
 	msb_exec_result_free(&r);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "ps --ppid %ld --no-headers | wc -l", (long)qemu);
@@ -320,18 +199,18 @@ static void fork_storm_and_memory_hog_stay_inside(void **state)
 	assert_non_null(fgets(line, sizeof line, p));
 	pclose(p);
 	assert_int_equal(atoi(line), 0);
-	r = run(shared, 30, 0, "pkill -f 'sleep 60'; echo done");
+	r = backend_run(&fx, shared, 30, 0, "pkill -f 'sleep 60'; echo done");
 	msb_exec_result_free(&r);
 
 	/* A hog asking for twice the VM's RAM meets the guest's OOM killer, not the host's. */
-	r = run(shared, 60, 0, "awk 'BEGIN { s = \"x\"; while (1) s = s s }'; echo status $?");
+	r = backend_run(&fx, shared, 60, 0, "awk 'BEGIN { s = \"x\"; while (1) s = s s }'; echo status $?");
 	fprintf(stderr, "# hog: exit %d timed_out %d out '%s' err '%s'\n", r.exit_code, r.timed_out,
-		out_of(&r), r.err.data ? (const char *)r.err.data : "");
-	assert_non_null(strstr(out_of(&r), "status"));
-	assert_null(strstr(out_of(&r), "status 0"));
+		backend_out(&r), r.err.data ? (const char *)r.err.data : "");
+	assert_non_null(strstr(backend_out(&r), "status"));
+	assert_null(strstr(backend_out(&r), "status 0"));
 	msb_exec_result_free(&r);
-	r = run(shared, 20, 0, "echo still-here");
-	assert_string_equal(out_of(&r), "still-here\n");
+	r = backend_run(&fx, shared, 20, 0, "echo still-here");
+	assert_string_equal(backend_out(&r), "still-here\n");
 	msb_exec_result_free(&r);
 	/* QEMU's own footprint stays near the VM's RAM (256 MiB) plus its overhead. */
 	snprintf(cmd, sizeof cmd, "/proc/%ld/status", (long)qemu);
@@ -355,44 +234,13 @@ static void fork_storm_and_memory_hog_stay_inside(void **state)
 static void second_process_reaches_the_same_vm(void **state)
 {
 	(void)state;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(fx.ops->write_file(shared, "from-parent.txt", "parent", 6, spec.work_dir, &err),
-			 MSB_OK);
-	pid_t child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		backend_fixture mine;
-		if (qemu_fixture_open(&mine, fx.state, "", NULL) != MSB_OK)
-			_exit(10);
-		msb_sandbox_handle *h = acquire_on(&mine, "shared", NULL);
-		if (!h)
-			_exit(11);
-		msb_buf b = { 0 };
-		if (mine.ops->read_file(h, "from-parent.txt", spec.work_dir, 64, &b, NULL) ||
-		    b.len != 6 || memcmp(b.data, "parent", 6))
-			_exit(12);
-		msb_buf_free(&b);
-		if (mine.ops->write_file(h, "from-child.txt", "child", 5, spec.work_dir, NULL))
-			_exit(13);
-		mine.ops->release(h);
-		backend_fixture_close(&mine);
-		_exit(0);
-	}
-	int status = 0;
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	msb_buf buf = { 0 };
-	assert_int_equal(fx.ops->read_file(shared, "from-child.txt", spec.work_dir, 64, &buf, NULL),
-			 MSB_OK);
-	assert_memory_equal(buf.data, "child", 5);
-	msb_buf_free(&buf);
+	backend_check_second_process(&fx, &spec, shared, qemu_fixture_open);
 }
 
 static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 {
 	(void)state;
-	msb_sandbox_handle *h = acquire_on(&fx, "shared", "call-1");
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "shared", "call-1");
 	assert_non_null(h);
 	/* A call's sandbox is another VM: the shared one's files are not there. */
 	msb_entry e = { 0 };
@@ -400,13 +248,13 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 	assert_int_equal(fx.ops->stat_file(h, "from-parent.txt", spec.work_dir, &e, &found, NULL),
 			 MSB_OK);
 	assert_false(found);
-	pid_t qemu = recorded(h, "agent.pid"), relay = recorded(h, "relay.pid");
-	assert_true(qemu > 0 && relay > 0 && qemu != recorded(shared, "agent.pid"));
+	pid_t qemu = backend_recorded(h, "agent.pid"), relay = backend_recorded(h, "relay.pid");
+	assert_true(qemu > 0 && relay > 0 && qemu != backend_recorded(shared, "agent.pid"));
 	char dir[512];
 	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
 	fx.ops->release(h);
 
-	msb_key k = key_of("shared", "call-1");
+	msb_key k = backend_key("shared", "call-1");
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	bool failed = fx.ops->dispose(fx.self, &k, &f);
 	if (failed)
@@ -418,8 +266,8 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 	struct stat st;
 	assert_int_equal(lstat(dir, &st), -1);
 	/* The conversation's VM is untouched by the call's disposal. */
-	msb_exec_result r = run(shared, 20, 0, "echo ok");
-	assert_string_equal(out_of(&r), "ok\n");
+	msb_exec_result r = backend_run(&fx, shared, 20, 0, "echo ok");
+	assert_string_equal(backend_out(&r), "ok\n");
 	msb_exec_result_free(&r);
 }
 
@@ -427,24 +275,24 @@ static void a_dead_vm_is_replaced_and_disposed(void **state)
 {
 	(void)state;
 	/* QEMU killed from outside: the next acquire notices and boots a fresh VM. */
-	msb_sandbox_handle *h = acquire_on(&fx, "dies", NULL);
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "dies", NULL);
 	assert_non_null(h);
-	pid_t first = recorded(h, "agent.pid"), relay = recorded(h, "relay.pid");
+	pid_t first = backend_recorded(h, "agent.pid"), relay = backend_recorded(h, "relay.pid");
 	fx.ops->release(h);
 	assert_int_equal(kill(first, SIGKILL), 0);
 	for (int i = 0; i < 200 && msb_driver_pid_running(first); i++)
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-	h = acquire_on(&fx, "dies", NULL);
+	h = backend_acquire(&fx, &spec, "dies", NULL);
 	assert_non_null(h);
-	pid_t second = recorded(h, "agent.pid");
+	pid_t second = backend_recorded(h, "agent.pid");
 	assert_true(second > 0 && second != first);
 	/* The dead VM's relay went with it (its streams ended) or was stopped. */
 	assert_false(msb_driver_pid_running(relay));
-	msb_exec_result r = run(h, 20, 0, "echo fresh");
-	assert_string_equal(out_of(&r), "fresh\n");
+	msb_exec_result r = backend_run(&fx, h, 20, 0, "echo fresh");
+	assert_string_equal(backend_out(&r), "fresh\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	msb_key k = key_of("dies", NULL);
+	msb_key k = backend_key("dies", NULL);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	assert_false(fx.ops->dispose(fx.self, &k, &f));
 	msb_disposal_failure_free(&f);
@@ -489,7 +337,7 @@ static void config_refusals(void **state)
 	if (orc)
 		fprintf(stderr, "open: %s\n", msb_error_message(&err));
 	assert_int_equal(orc, MSB_OK);
-	msb_key k = key_of("nokernel", NULL);
+	msb_key k = backend_key("nokernel", NULL);
 	msb_sandbox_handle *h = NULL;
 	assert_int_equal(bad.ops->acquire(bad.self, &k, &spec, &h, &err), MSB_E_BACKEND);
 	assert_non_null(strstr(msb_error_message(&err), "fetch-guest.sh"));
@@ -526,7 +374,7 @@ static void boot_timeout_is_bounded_and_cleans_up(void **state)
 	backend_fixture slow;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(qemu_fixture_open(&slow, NULL, "boot_timeout: 300ms\n", &err), MSB_OK);
-	msb_key k = key_of("too-slow", NULL);
+	msb_key k = backend_key("too-slow", NULL);
 	msb_sandbox_handle *h = NULL;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
