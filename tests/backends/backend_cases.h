@@ -1,7 +1,7 @@
 /*
- * backend_cases.h — what the cmocka suites of the agent-backed plugins that keep one shared,
- * long-lived sandbox (gvisor_backend.c, qemu_backend.c) do alike: acquire by thread, run a
- * script, read a recorded pid, dispose the shared sandbox at the end, and the checks whose
+ * backend_cases.h — what the cmocka suites of the agent-backed plugins (bwrap_, gvisor_,
+ * qemu_backend.c) do alike: acquire by thread, run a script, read a recorded pid, dispose
+ * the sandbox a suite shares at the end, and the checks whose
  * every line is the same whichever boundary holds the sandbox. Each suite keeps what only
  * its plugin has (its config, its limits, its engine's processes) and calls these from its
  * cases. Include after the plugin's fixture header and <cmocka.h>.
@@ -126,14 +126,14 @@ static inline void backend_check_file_ops(backend_fixture *f, msb_sandbox_handle
 /*
  * After backend_check_file_ops: run_code computes, remove takes dir/a.txt away, reclaim
  * removes a tree under /msb/work (and a missing one is success), and a write outside `wd`
- * is refused inside the boundary too.
+ * is refused inside the boundary too. `timeout` bounds each command.
  */
 static inline void backend_check_code_remove_reclaim(backend_fixture *f, msb_sandbox_handle *h,
-						     const char *wd)
+						     const char *wd, double timeout)
 {
 	msb_error err = MSB_ERROR_INIT;
 	msb_exec_result rc_res = { 0 };
-	assert_int_equal(f->ops->run_code(h, "echo from-code $((6*7))", 20, &rc_res, &err), MSB_OK);
+	assert_int_equal(f->ops->run_code(h, "echo from-code $((6*7))", timeout, &rc_res, &err), MSB_OK);
 	assert_string_equal(backend_out(&rc_res), "from-code 42\n");
 	msb_exec_result_free(&rc_res);
 
@@ -143,7 +143,8 @@ static inline void backend_check_code_remove_reclaim(backend_fixture *f, msb_san
 	assert_int_equal(f->ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
 	assert_false(found);
 
-	msb_exec_result r = backend_run(f, h, 20, 0, "mkdir -p /msb/work/rc-x/deep && touch /msb/work/rc-x/deep/f");
+	msb_exec_result r = backend_run(f, h, timeout, 0,
+					"mkdir -p /msb/work/rc-x/deep && touch /msb/work/rc-x/deep/f");
 	assert_int_equal(r.exit_code, 0);
 	msb_exec_result_free(&r);
 	assert_int_equal(f->ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);

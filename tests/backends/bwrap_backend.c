@@ -18,64 +18,27 @@
 #include <cmocka.h>
 
 #include "bwrap_fixture.h"
+#include "backend_cases.h"
 
 static backend_fixture fx;
 static msb_spec spec;
 
-static msb_key key_of(const char *thread, const char *call_id)
-{
-	msb_key k = { "test", thread, "agent", call_id ? call_id : "" };
-	return k;
-}
-
 static msb_sandbox_handle *acquire(const char *thread, const char *call_id)
 {
-	msb_key k = key_of(thread, call_id);
-	msb_sandbox_handle *h = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = fx.ops->acquire(fx.self, &k, &spec, &h, &err);
-	if (rc)
-		fprintf(stderr, "acquire %s: %s: %s\n", thread, msb_errc_name(rc), msb_error_message(&err));
-	assert_int_equal(rc, MSB_OK);
-	msb_error_clear(&err);
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, thread, call_id);
+	assert_non_null(h);
 	return h;
 }
 
 static void dispose(const char *thread, const char *call_id)
 {
-	msb_key k = key_of(thread, call_id);
+	msb_key k = backend_key(thread, call_id);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	bool failed = fx.ops->dispose(fx.self, &k, &f);
 	if (failed)
 		fprintf(stderr, "dispose %s: %s\n", thread, f.detail ? f.detail : "?");
 	assert_false(failed);
 	msb_disposal_failure_free(&f);
-}
-
-/* Run `sh -c script` in the sandbox. */
-static msb_exec_result sh(msb_sandbox_handle *h, double timeout, const char *fmt, ...)
-{
-	char *script = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	assert_true(vasprintf(&script, fmt, ap) >= 0);
-	va_end(ap);
-	const char *argv[] = { "sh", "-c", script, NULL };
-	msb_exec_request req = { .argv = argv, .timeout = timeout };
-	msb_exec_result res = { 0 };
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = fx.ops->exec(h, &req, &res, &err);
-	if (rc)
-		fprintf(stderr, "exec %s: %s\n", script, msb_error_message(&err));
-	assert_int_equal(rc, MSB_OK);
-	free(script);
-	msb_error_clear(&err);
-	return res;
-}
-
-static const char *out_of(const msb_exec_result *r)
-{
-	return r->out.data ? (const char *)r->out.data : "";
 }
 
 static const char *err_of(const msb_exec_result *r)
@@ -90,56 +53,15 @@ static void every_operation(void **state)
 	(void)state;
 	msb_sandbox_handle *h = acquire("ops", NULL);
 	const char *wd = spec.work_dir;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(fx.ops->write_file(h, "dir/a.txt", "hello\n", 6, wd, &err), MSB_OK);
+	backend_check_file_ops(&fx, h, wd);
 
-	msb_buf buf = { 0 };
-	assert_int_equal(fx.ops->read_file(h, "dir/a.txt", wd, 1024, &buf, &err), MSB_OK);
-	assert_int_equal(buf.len, 6);
-	assert_memory_equal(buf.data, "hello\n", 6);
-	msb_buf_free(&buf);
-
-	msb_entry e = { 0 };
-	bool found = false;
-	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
-	assert_true(found);
-	assert_int_equal(e.kind, MSB_ENTRY_FILE);
-	assert_int_equal(e.size_bytes, 6);
-	free(e.path);
-
-	msb_entry_list list = { 0 };
-	assert_int_equal(fx.ops->list_dir(h, "dir", wd, &list, &err), MSB_OK);
-	assert_int_equal(list.len, 1);
-	assert_non_null(strstr(list.items[0].path, "a.txt"));
-	msb_entry_list_free(&list);
-
-	msb_exec_result r = sh(h, 10, "cat dir/a.txt; pwd; echo oops >&2; exit 3");
-	assert_string_equal(out_of(&r), "hello\n/msb/work\n");
+	msb_exec_result r = backend_run(&fx, h, 10, 0, "cat dir/a.txt; pwd; echo oops >&2; exit 3");
+	assert_string_equal(backend_out(&r), "hello\n/msb/work\n");
 	assert_string_equal(err_of(&r), "oops\n");
 	assert_int_equal(r.exit_code, 3);
 	msb_exec_result_free(&r);
 
-	msb_exec_result rc_res = { 0 };
-	assert_int_equal(fx.ops->run_code(h, "echo from-code $((6*7))", 10, &rc_res, &err), MSB_OK);
-	assert_string_equal(out_of(&rc_res), "from-code 42\n");
-	msb_exec_result_free(&rc_res);
-
-	assert_int_equal(fx.ops->remove(h, "dir/a.txt", wd, false, &err), MSB_OK);
-	assert_int_equal(fx.ops->stat_file(h, "dir/a.txt", wd, &e, &found, &err), MSB_OK);
-	assert_false(found);
-
-	/* reclaim: a directory the caller made; gone afterwards, and a missing one is success. */
-	r = sh(h, 10, "mkdir -p /msb/work/rc-x/deep && touch /msb/work/rc-x/deep/f");
-	assert_int_equal(r.exit_code, 0);
-	msb_exec_result_free(&r);
-	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
-	assert_int_equal(fx.ops->stat_file(h, "rc-x", wd, &e, &found, &err), MSB_OK);
-	assert_false(found);
-	assert_int_equal(fx.ops->reclaim(h, "/msb/work/rc-x", wd, 10, &err), MSB_OK);
-
-	/* The file operations confine to the working directory. */
-	assert_int_not_equal(fx.ops->write_file(h, "../escape", "x", 1, wd, &err), MSB_OK);
-	msb_error_clear(&err);
+	backend_check_code_remove_reclaim(&fx, h, wd, 10);
 	fx.ops->release(h);
 	dispose("ops", NULL);
 }
@@ -159,7 +81,7 @@ static void two_processes_share_one_key(void **state)
 		backend_fixture mine;
 		if (bwrap_fixture_open(&mine, fx.state, "", NULL))
 			_exit(10);
-		msb_key k = key_of("shared", NULL);
+		msb_key k = backend_key("shared", NULL);
 		msb_sandbox_handle *h = NULL;
 		if (mine.ops->acquire(mine.self, &k, &spec, &h, NULL))
 			_exit(11);
@@ -219,14 +141,14 @@ static void root_is_read_only_and_work_dir_writable(void **state)
 {
 	(void)state;
 	msb_sandbox_handle *h = acquire("ro", NULL);
-	msb_exec_result r = sh(h, 10, "touch /usr/x 2>&1; touch /x 2>&1; echo w > /msb/work/w && cat /msb/work/w; "
+	msb_exec_result r = backend_run(&fx, h, 10, 0, "touch /usr/x 2>&1; touch /x 2>&1; echo w > /msb/work/w && cat /msb/work/w; "
 				      "echo t > /tmp/t && cat /tmp/t; ls /etc");
-	assert_non_null(strstr(out_of(&r), "/usr/x': Read-only file system"));
-	assert_non_null(strstr(out_of(&r), "/x': Read-only file system"));
-	assert_non_null(strstr(out_of(&r), "w\nt\n"));
+	assert_non_null(strstr(backend_out(&r), "/usr/x': Read-only file system"));
+	assert_non_null(strstr(backend_out(&r), "/x': Read-only file system"));
+	assert_non_null(strstr(backend_out(&r), "w\nt\n"));
 	/* Only the pieces of /etc a program needs: no shadow, no ssh, no resolv.conf. */
-	assert_null(strstr(out_of(&r), "shadow"));
-	assert_null(strstr(out_of(&r), "ssh"));
+	assert_null(strstr(backend_out(&r), "shadow"));
+	assert_null(strstr(backend_out(&r), "ssh"));
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	dispose("ro", NULL);
@@ -246,7 +168,7 @@ static void egress_is_closed(void **state)
 	int port = ntohs(a.sin_port);
 
 	msb_sandbox_handle *h = acquire("net", NULL);
-	msb_exec_result r = sh(h, 10,
+	msb_exec_result r = backend_run(&fx, h, 10, 0,
 			       "python3 - <<'EOF'\n"
 			       "import socket, errno\n"
 			       "s = socket.socket()\n"
@@ -262,13 +184,13 @@ static void egress_is_closed(void **state)
 			       "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '",
 			       port);
 	/* The sandbox's loopback is its own: nothing listens there. */
-	assert_non_null(strstr(out_of(&r), "refused 111"));
-	assert_null(strstr(out_of(&r), "connected"));
+	assert_non_null(strstr(backend_out(&r), "refused 111"));
+	assert_null(strstr(backend_out(&r), "connected"));
 	/* vsock reaches the hypervisor host past any network namespace: refused by seccomp. */
-	assert_non_null(strstr(out_of(&r), "vsock 97"));
+	assert_non_null(strstr(backend_out(&r), "vsock 97"));
 	/* One interface: lo. */
-	assert_non_null(strstr(out_of(&r), "\nlo\n"));
-	assert_null(strstr(out_of(&r), "eth"));
+	assert_non_null(strstr(backend_out(&r), "\nlo\n"));
+	assert_null(strstr(backend_out(&r), "eth"));
 	msb_exec_result_free(&r);
 	/* And the host's listener never saw a connection. */
 	assert_int_equal(accept(lfd, NULL, NULL), -1);
@@ -282,7 +204,7 @@ static void blocked_syscalls_and_no_capabilities(void **state)
 {
 	(void)state;
 	msb_sandbox_handle *h = acquire("sys", NULL);
-	msb_exec_result r = sh(h, 10,
+	msb_exec_result r = backend_run(&fx, h, 10, 0,
 			       "unshare -U true 2>&1; unshare -n true 2>&1; "
 			       "python3 - <<'EOF'\n"
 			       "import ctypes, os\n"
@@ -295,7 +217,7 @@ static void blocked_syscalls_and_no_capabilities(void **state)
 			       "    print(name, rc, ctypes.get_errno())\n"
 			       "EOF\n"
 			       "grep -E '^Cap(Eff|Bnd|Prm)' /proc/self/status; id -u");
-	const char *out = out_of(&r);
+	const char *out = backend_out(&r);
 	assert_non_null(strstr(out, "unshare failed: Operation not permitted"));
 	/* EPERM (1) from the filter, for each. */
 	assert_non_null(strstr(out, "keyctl -1 1\n"));
@@ -324,14 +246,14 @@ static void no_host_descriptors_inside(void **state)
 {
 	(void)state;
 	msb_sandbox_handle *h = acquire("fds", NULL);
-	msb_exec_result r = sh(h, 10, "agent=$(tr -d ' ' < /proc/1/task/1/children); n=0; "
+	msb_exec_result r = backend_run(&fx, h, 10, 0, "agent=$(tr -d ' ' < /proc/1/task/1/children); n=0; "
 				      "for f in /proc/1/fd/* /proc/$agent/fd/*; do "
 				      "[ -d \"$f\" ] && echo \"dirfd $f\"; "
 				      "case $(readlink $f) in /dev/null|pipe:*|socket:*|anon_inode:*) ;; "
 				      "*) echo \"hostfile $f $(readlink $f)\";; esac; n=$((n+1)); done; echo \"fds $n\"");
-	assert_null(strstr(out_of(&r), "dirfd"));
-	assert_null(strstr(out_of(&r), "hostfile"));
-	assert_non_null(strstr(out_of(&r), "fds "));
+	assert_null(strstr(backend_out(&r), "dirfd"));
+	assert_null(strstr(backend_out(&r), "hostfile"));
+	assert_non_null(strstr(backend_out(&r), "fds "));
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	dispose("fds", NULL);
@@ -353,16 +275,16 @@ static void a_replaced_socket_does_not_redirect_the_host(void **state)
 	assert_int_equal(listen(lfd, 4), 0);
 
 	msb_sandbox_handle *h = acquire("decoy", NULL);
-	msb_exec_result r = sh(h, 10, "rm -f /msb/run/agent.sock && ln -s %s /msb/run/agent.sock && echo swapped",
+	msb_exec_result r = backend_run(&fx, h, 10, 0, "rm -f /msb/run/agent.sock && ln -s %s /msb/run/agent.sock && echo swapped",
 			       decoy);
-	assert_string_equal(out_of(&r), "swapped\n");
+	assert_string_equal(backend_out(&r), "swapped\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 
 	/* A fresh handle (a new connection through the state directory) still works. */
 	h = acquire("decoy", NULL);
-	r = sh(h, 10, "echo still-the-agent");
-	assert_string_equal(out_of(&r), "still-the-agent\n");
+	r = backend_run(&fx, h, 10, 0, "echo still-the-agent");
+	assert_string_equal(backend_out(&r), "still-the-agent\n");
 	msb_exec_result_free(&r);
 	assert_int_equal(accept(lfd, NULL, NULL), -1);
 	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
@@ -402,9 +324,9 @@ static void fork_bomb_is_held(void **state)
 	BWRAP_NEED_CGROUPS();
 	msb_sandbox_handle *h = acquire("bomb", NULL);
 	/* 200 sleepers against pids.max 48: the shell's forks start failing. */
-	msb_exec_result r = sh(h, 20, "i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done 2>&1 | head -n 1; "
+	msb_exec_result r = backend_run(&fx, h, 20, 0, "i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done 2>&1 | head -n 1; "
 				      "echo made; exit 0");
-	assert_non_null(strstr(out_of(&r), "fork"));
+	assert_non_null(strstr(backend_out(&r), "fork"));
 	msb_exec_result_free(&r);
 	/* The limit is what refused them, and it held. */
 	char events[64] = "", current[32] = "";
@@ -421,8 +343,8 @@ static void fork_bomb_is_held(void **state)
 	assert_true(p > 0);
 	waitpid(p, NULL, 0);
 	/* And the sandbox answers again: the agent ended what the bombing command left. */
-	r = sh(h, 10, "echo alive");
-	assert_string_equal(out_of(&r), "alive\n");
+	r = backend_run(&fx, h, 10, 0, "echo alive");
+	assert_string_equal(backend_out(&r), "alive\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	dispose("bomb", NULL);
@@ -433,11 +355,11 @@ static void memory_hog_is_killed(void **state)
 	(void)state;
 	BWRAP_NEED_CGROUPS();
 	msb_sandbox_handle *h = acquire("hog", NULL);
-	msb_exec_result r = sh(h, 30, "python3 -c 'b = bytearray(400 * 1024 * 1024); b[::4096] = b\"x\" * len(b[::4096]); print(\"survived\")'; "
+	msb_exec_result r = backend_run(&fx, h, 30, 0, "python3 -c 'b = bytearray(400 * 1024 * 1024); b[::4096] = b\"x\" * len(b[::4096]); print(\"survived\")'; "
 				      "echo status $?");
 	/* The memory cgroup's OOM killer takes the hog (SIGKILL: 128 + 9). */
-	assert_null(strstr(out_of(&r), "survived"));
-	assert_non_null(strstr(out_of(&r), "status 137"));
+	assert_null(strstr(backend_out(&r), "survived"));
+	assert_non_null(strstr(backend_out(&r), "status 137"));
 	msb_exec_result_free(&r);
 	/* It was the sandbox's memory cgroup that held it: its peak usage reached the ceiling
 	 * and never passed it (v1; a v2 kernel says so in memory.events instead). */
@@ -450,8 +372,8 @@ static void memory_hog_is_killed(void **state)
 		assert_true(cgroup_file(h, "memory.events", peak, sizeof peak));
 	}
 	/* The sandbox's agent survives its workload's OOM. */
-	r = sh(h, 10, "echo alive");
-	assert_string_equal(out_of(&r), "alive\n");
+	r = backend_run(&fx, h, 10, 0, "echo alive");
+	assert_string_equal(backend_out(&r), "alive\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	dispose("hog", NULL);
@@ -461,15 +383,15 @@ static void ten_gigabytes_are_bounded(void **state)
 {
 	(void)state;
 	msb_sandbox_handle *h = acquire("disk", NULL);
-	msb_exec_result r = sh(h, 30, "dd if=/dev/zero of=big bs=1M count=10240 2>/dev/null; echo status $?; "
+	msb_exec_result r = backend_run(&fx, h, 30, 0, "dd if=/dev/zero of=big bs=1M count=10240 2>/dev/null; echo status $?; "
 				      "stat -c %%s big");
 	/* rlimit_fsize 16MiB: dd is stopped by SIGXFSZ (128 + 25) at the limit, not at 10 GB. */
-	assert_non_null(strstr(out_of(&r), "status 153"));
-	assert_non_null(strstr(out_of(&r), "\n16777216\n"));
+	assert_non_null(strstr(backend_out(&r), "status 153"));
+	assert_non_null(strstr(backend_out(&r), "\n16777216\n"));
 	msb_exec_result_free(&r);
 	/* /tmp is a small tmpfs of its own. */
-	r = sh(h, 30, "dd if=/dev/zero of=/tmp/big bs=1M count=100 2>&1 | grep -o 'No space left'");
-	assert_string_equal(out_of(&r), "No space left\n");
+	r = backend_run(&fx, h, 30, 0, "dd if=/dev/zero of=/tmp/big bs=1M count=100 2>&1 | grep -o 'No space left'");
+	assert_string_equal(backend_out(&r), "No space left\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	dispose("disk", NULL);
@@ -537,12 +459,12 @@ static void escaped_daemon_dies_at_dispose(void **state)
 	assert_true(ndirs > 0);
 	assert_true(pids_procs[0]);
 
-	msb_exec_result r = sh(h, 10, "setsid sh -c 'sleep 1000 & echo $!' > daemon.pid; sleep 0.2; "
+	msb_exec_result r = backend_run(&fx, h, 10, 0, "setsid sh -c 'sleep 1000 & echo $!' > daemon.pid; sleep 0.2; "
 				      "cat daemon.pid; cat /proc/1/stat | cut -d' ' -f2; ls /proc | grep -c '^[0-9]'");
 	assert_int_equal(r.exit_code, 0);
 	long daemon = 0, inside = 0;
 	char init_comm[32] = "";
-	assert_int_equal(sscanf(out_of(&r), "%ld %31s %ld", &daemon, init_comm, &inside), 3);
+	assert_int_equal(sscanf(backend_out(&r), "%ld %31s %ld", &daemon, init_comm, &inside), 3);
 	msb_exec_result_free(&r);
 	assert_true(daemon > 1);
 	/* Every process of the sandbox's pid namespace is a member, the daemon and the
@@ -580,10 +502,10 @@ static void timeout_and_output_cap(void **state)
 	assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 5.0);
 	msb_exec_result_free(&r);
 	/* Neither sleeper survived the timeout. */
-	r = sh(h, 10, "for i in 1 2 3 4 5 6 7 8 9 10; do "
+	r = backend_run(&fx, h, 10, 0, "for i in 1 2 3 4 5 6 7 8 9 10; do "
 		      "n=$(ps -eo stat=,comm= | awk '$1 !~ /Z/ && $2 == \"sleep\"' | wc -l); "
 		      "[ $n = 0 ] && break; done; echo $n");
-	assert_string_equal(out_of(&r), "0\n");
+	assert_string_equal(backend_out(&r), "0\n");
 	msb_exec_result_free(&r);
 
 	const char *yes[] = { "sh", "-c", "yes | head -c 100000", NULL };
@@ -622,8 +544,8 @@ static void a_dead_sandbox_is_replaced(void **state)
 	assert_false(msb_driver_pid_running(old));
 
 	h = acquire("dies", NULL);
-	r = sh(h, 10, "echo again");
-	assert_string_equal(out_of(&r), "again\n");
+	r = backend_run(&fx, h, 10, 0, "echo again");
+	assert_string_equal(backend_out(&r), "again\n");
 	msb_exec_result_free(&r);
 	assert_true(msb_driver_read_live_pid(msb_driver_sandbox_box(h)) != old);
 	fx.ops->release(h);
@@ -642,7 +564,7 @@ static void per_sandbox_ids(void **state)
 					    &err), MSB_OK);
 	long ids[2];
 	for (int i = 0; i < 2; i++) {
-		msb_key k = key_of(i ? "ids-b" : "ids-a", NULL);
+		msb_key k = backend_key(i ? "ids-b" : "ids-a", NULL);
 		msb_sandbox_handle *h = NULL;
 		assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_OK);
 		const char *argv[] = { "sh", "-c", "id -u; id -g", NULL };
@@ -650,7 +572,7 @@ static void per_sandbox_ids(void **state)
 		msb_exec_result r = { 0 };
 		assert_int_equal(mine.ops->exec(h, &req, &r, &err), MSB_OK);
 		long uid = -1, gid = -1;
-		assert_int_equal(sscanf(out_of(&r), "%ld %ld", &uid, &gid), 2);
+		assert_int_equal(sscanf(backend_out(&r), "%ld %ld", &uid, &gid), 2);
 		msb_exec_result_free(&r);
 		assert_true(uid >= 3000000 && uid < 3001000);
 		assert_int_equal(gid, uid);
@@ -719,7 +641,7 @@ static void a_dispose_that_did_not_land_says_so(void **state)
 	backend_fixture mine;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(bwrap_fixture_open(&mine, NULL, "stop_timeout: 300ms\n", &err), MSB_OK);
-	msb_key k = key_of("stuck", NULL);
+	msb_key k = backend_key("stuck", NULL);
 	msb_sandbox_handle *h = NULL;
 	assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_OK);
 	char dir[256], cgfile[300], pids_procs[512] = "";
@@ -759,7 +681,7 @@ static void unknown_image_is_refused(void **state)
 	(void)state;
 	msb_spec s = spec;
 	s.image = "no-such-image";
-	msb_key k = key_of("img", NULL);
+	msb_key k = backend_key("img", NULL);
 	msb_sandbox_handle *h = NULL;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_VALUE);
@@ -785,7 +707,7 @@ static void unsearchable_state_parent_is_refused(void **state)
 	backend_fixture mine;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(bwrap_fixture_open(&mine, state_dir, "", &err), MSB_OK);
-	msb_key k = key_of("closed", NULL);
+	msb_key k = backend_key("closed", NULL);
 	msb_sandbox_handle *h = NULL;
 	assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_E_BACKEND);
 	assert_non_null(strstr(msb_error_message(&err), parent));
@@ -822,7 +744,7 @@ static void a_failed_start_says_why(void **state)
 	assert_int_equal(bwrap_fixture_open(&mine, NULL, extra, &err), MSB_OK);
 	msb_spec s = spec;
 	s.image = "closed";
-	msb_key k = key_of("closed-image", NULL);
+	msb_key k = backend_key("closed-image", NULL);
 	msb_sandbox_handle *h = NULL;
 	assert_int_equal(mine.ops->acquire(mine.self, &k, &s, &h, &err), MSB_E_BACKEND);
 	assert_non_null(strstr(msb_error_message(&err), "exited before its agent listened"));
@@ -847,7 +769,7 @@ static void configured_image_is_the_root(void **state)
 	msb_spec s = spec;
 	s.image = "tiny";
 	msb_sandbox_handle *h = NULL;
-	msb_key k = key_of("tiny", NULL);
+	msb_key k = backend_key("tiny", NULL);
 	msb_error err = MSB_ERROR_INIT;
 	msb_errc rc = fx.ops->acquire(fx.self, &k, &s, &h, &err);
 	if (rc)

@@ -80,7 +80,7 @@ static void every_operation(void **state)
 	assert_int_equal(r.exit_code, 3);
 	msb_exec_result_free(&r);
 
-	backend_check_code_remove_reclaim(&fx, h, wd);
+	backend_check_code_remove_reclaim(&fx, h, wd, 20);
 }
 
 static void closed_egress_and_read_only_root(void **state)
