@@ -8,7 +8,7 @@ tests_backends_bwrap_cgroup_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 check_PROGRAMS += tests/backends/bwrap_backend
 TESTS += tests/backends/bwrap_backend
 tests_backends_bwrap_backend_SOURCES = tests/backends/bwrap_backend.c tests/backends/bwrap_fixture.h \
-	tests/backends/backend_fixture.h
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h
 tests_backends_bwrap_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_bwrap_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_bwrap_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la plugins/bwrap/bwrap.la sdk/agent/msb-agent
@@ -29,7 +29,7 @@ tests_backends_process_helper_LDFLAGS =
 check_PROGRAMS += tests/backends/qemu_backend
 TESTS += tests/backends/qemu_backend
 tests_backends_qemu_backend_SOURCES = tests/backends/qemu_backend.c tests/backends/qemu_fixture.h \
-	tests/backends/backend_fixture.h
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h
 tests_backends_qemu_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_qemu_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_backends_qemu_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
@@ -49,7 +49,7 @@ tests_backends_bwrap_config_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la plug
 check_PROGRAMS += tests/backends/gvisor_backend
 TESTS += tests/backends/gvisor_backend
 tests_backends_gvisor_backend_SOURCES = tests/backends/gvisor_backend.c tests/backends/gvisor_fixture.h \
-	tests/backends/backend_fixture.h
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h
 tests_backends_gvisor_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_gvisor_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_gvisor_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
