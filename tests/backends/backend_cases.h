@@ -10,6 +10,7 @@
 #define MSB_BACKEND_CASES_H
 
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -37,6 +38,18 @@ static inline msb_sandbox_handle *backend_acquire(backend_fixture *f, const msb_
 		fprintf(stderr, "acquire %s: %s: %s\n", thread, msb_errc_name(rc), msb_error_message(&err));
 	msb_error_clear(&err);
 	return rc == MSB_OK ? h : NULL;
+}
+
+/* Dispose the sandbox of (thread, call_id): it must succeed (the failure printed if not). */
+static inline void backend_dispose(backend_fixture *f, const char *thread, const char *call_id)
+{
+	msb_key k = backend_key(thread, call_id);
+	msb_disposal_failure failure = { MSB_DISPOSAL_UNKNOWN, NULL };
+	bool failed = f->ops->dispose(f->self, &k, &failure);
+	if (failed)
+		fprintf(stderr, "dispose %s: %s\n", thread, failure.detail ? failure.detail : "?");
+	assert_false(failed);
+	msb_disposal_failure_free(&failure);
 }
 
 /* Run `sh -c <fmt…>` in `h`; the call itself must succeed. */
@@ -75,6 +88,24 @@ static inline pid_t backend_recorded(const msb_sandbox_handle *h, const char *fi
 	pid_t pid = msb_driver_read_pid_file(path);
 	free(path);
 	return pid;
+}
+
+/*
+ * The group setup: `spec` a "code" spec, the plugin opened with `extra` config lines, and
+ * `shared` the sandbox of thread "shared". -1 when either fails (saying why).
+ */
+static inline int backend_setup(backend_fixture *f, msb_spec *spec, backend_opener open,
+				 const char *extra, msb_sandbox_handle **shared)
+{
+	msb_spec_init(spec, "code");
+	msb_error err = MSB_ERROR_INIT;
+	if (open(f, NULL, extra, &err) != MSB_OK) {
+		fprintf(stderr, "open: %s\n", msb_error_message(&err));
+		msb_error_clear(&err);
+		return -1;
+	}
+	*shared = backend_acquire(f, spec, "shared", NULL);
+	return *shared ? 0 : -1;
 }
 
 /*
@@ -230,6 +261,40 @@ static inline void backend_check_second_process(backend_fixture *f, const msb_sp
 			 MSB_OK);
 	assert_memory_equal(buf.data, "child", 5);
 	msb_buf_free(&buf);
+}
+
+/*
+ * The sandbox of call "call-1" in thread "shared": another sandbox than the thread's own —
+ * the file backend_check_second_process wrote there is not in it.
+ */
+static inline msb_sandbox_handle *backend_acquire_call(backend_fixture *f, const msb_spec *spec)
+{
+	msb_sandbox_handle *h = backend_acquire(f, spec, "shared", "call-1");
+	assert_non_null(h);
+	msb_entry e = { 0 };
+	bool found = true;
+	assert_int_equal(f->ops->stat_file(h, "from-parent.txt", spec->work_dir, &e, &found, NULL),
+			 MSB_OK);
+	assert_false(found);
+	return h;
+}
+
+/*
+ * Release and dispose the call's sandbox `h` (backend_acquire_call): disposal succeeds, its
+ * directory is gone, and the thread's sandbox `shared` is untouched and still answers.
+ */
+static inline void backend_dispose_call(backend_fixture *f, msb_sandbox_handle *h,
+					msb_sandbox_handle *shared)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
+	f->ops->release(h);
+	backend_dispose(f, "shared", "call-1");
+	struct stat st;
+	assert_int_equal(lstat(dir, &st), -1);
+	msb_exec_result r = backend_run(f, shared, 20, 0, "echo ok");
+	assert_string_equal(backend_out(&r), "ok\n");
+	msb_exec_result_free(&r);
 }
 
 #endif

@@ -30,17 +30,6 @@ static msb_sandbox_handle *acquire(const char *thread, const char *call_id)
 	return h;
 }
 
-static void dispose(const char *thread, const char *call_id)
-{
-	msb_key k = backend_key(thread, call_id);
-	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	bool failed = fx.ops->dispose(fx.self, &k, &f);
-	if (failed)
-		fprintf(stderr, "dispose %s: %s\n", thread, f.detail ? f.detail : "?");
-	assert_false(failed);
-	msb_disposal_failure_free(&f);
-}
-
 static const char *err_of(const msb_exec_result *r)
 {
 	return r->err.data ? (const char *)r->err.data : "";
@@ -63,7 +52,7 @@ static void every_operation(void **state)
 
 	backend_check_code_remove_reclaim(&fx, h, wd, 10);
 	fx.ops->release(h);
-	dispose("ops", NULL);
+	backend_dispose(&fx, "ops", NULL);
 }
 
 /* ---- sharing and isolation --------------------------------------------------------- */
@@ -111,8 +100,8 @@ static void two_processes_share_one_key(void **state)
 	assert_int_equal(fx.ops->stat_file(other, "from-child.txt", spec.work_dir, &e, &found, NULL), MSB_OK);
 	assert_false(found);
 	fx.ops->release(other);
-	dispose("shared", NULL);
-	dispose("other", NULL);
+	backend_dispose(&fx, "shared", NULL);
+	backend_dispose(&fx, "other", NULL);
 }
 
 /* call scope: call_id is part of the sandbox's name. */
@@ -151,7 +140,7 @@ static void root_is_read_only_and_work_dir_writable(void **state)
 	assert_null(strstr(backend_out(&r), "ssh"));
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	dispose("ro", NULL);
+	backend_dispose(&fx, "ro", NULL);
 }
 
 static void egress_is_closed(void **state)
@@ -197,7 +186,7 @@ static void egress_is_closed(void **state)
 	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
 	close(lfd);
 	fx.ops->release(h);
-	dispose("net", NULL);
+	backend_dispose(&fx, "net", NULL);
 }
 
 static void blocked_syscalls_and_no_capabilities(void **state)
@@ -233,7 +222,7 @@ static void blocked_syscalls_and_no_capabilities(void **state)
 	assert_non_null(strstr(out, "CapBnd:\t0000000000000000"));
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	dispose("sys", NULL);
+	backend_dispose(&fx, "sys", NULL);
 }
 
 /*
@@ -256,7 +245,7 @@ static void no_host_descriptors_inside(void **state)
 	assert_non_null(strstr(backend_out(&r), "fds "));
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	dispose("fds", NULL);
+	backend_dispose(&fx, "fds", NULL);
 }
 
 /*
@@ -291,7 +280,7 @@ static void a_replaced_socket_does_not_redirect_the_host(void **state)
 	close(lfd);
 	unlink(decoy);
 	fx.ops->release(h);
-	dispose("decoy", NULL);
+	backend_dispose(&fx, "decoy", NULL);
 }
 
 /* ---- limits ------------------------------------------------------------------------ */
@@ -347,7 +336,7 @@ static void fork_bomb_is_held(void **state)
 	assert_string_equal(backend_out(&r), "alive\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	dispose("bomb", NULL);
+	backend_dispose(&fx, "bomb", NULL);
 }
 
 static void memory_hog_is_killed(void **state)
@@ -376,7 +365,7 @@ static void memory_hog_is_killed(void **state)
 	assert_string_equal(backend_out(&r), "alive\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	dispose("hog", NULL);
+	backend_dispose(&fx, "hog", NULL);
 }
 
 static void ten_gigabytes_are_bounded(void **state)
@@ -394,7 +383,7 @@ static void ten_gigabytes_are_bounded(void **state)
 	assert_string_equal(backend_out(&r), "No space left\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	dispose("disk", NULL);
+	backend_dispose(&fx, "disk", NULL);
 }
 
 static long count_procs(const char *procs)
@@ -476,7 +465,7 @@ static void escaped_daemon_dies_at_dispose(void **state)
 	pid_t bwrap_pid = msb_driver_read_live_pid(box);
 	assert_true(bwrap_pid > 0);
 	fx.ops->release(h);
-	dispose("daemon", NULL);
+	backend_dispose(&fx, "daemon", NULL);
 	/* Nothing of it is left: no member, no cgroup directory, no bwrap. */
 	for (int i = 0; i < ndirs; i++)
 		assert_int_equal(access(dirs[i], F_OK), -1);
@@ -515,7 +504,7 @@ static void timeout_and_output_cap(void **state)
 	assert_int_equal(r.out.len, 1000);
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	dispose("limits", NULL);
+	backend_dispose(&fx, "limits", NULL);
 }
 
 /* A sandbox whose agent died is replaced on the next acquire, and nothing of it is left. */
@@ -549,7 +538,7 @@ static void a_dead_sandbox_is_replaced(void **state)
 	msb_exec_result_free(&r);
 	assert_true(msb_driver_read_live_pid(msb_driver_sandbox_box(h)) != old);
 	fx.ops->release(h);
-	dispose("dies", NULL);
+	backend_dispose(&fx, "dies", NULL);
 	assert_int_equal(access(first_dir, F_OK), -1);
 }
 
@@ -688,7 +677,7 @@ static void unknown_image_is_refused(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "no-such-image"));
 	assert_non_null(strstr(msb_error_message(&err), "not configured"));
 	msb_error_clear(&err);
-	dispose("img", NULL);
+	backend_dispose(&fx, "img", NULL);
 }
 
 /*
@@ -790,7 +779,7 @@ static void configured_image_is_the_root(void **state)
 	msb_exec_result_free(&r);
 	msb_error_clear(&err);
 	fx.ops->release(h);
-	dispose("tiny", NULL);
+	backend_dispose(&fx, "tiny", NULL);
 }
 
 int main(void)

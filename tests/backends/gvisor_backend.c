@@ -47,15 +47,8 @@ static bool sandbox_cgroup(const char *ctrl, const char *name, char *out, size_t
 static int group_setup(void **state)
 {
 	(void)state;
-	msb_spec_init(&spec, "code");
-	msb_error err = MSB_ERROR_INIT;
-	if (gvisor_fixture_open(&fx, NULL, "memory: 512MiB\npids: 4096\nrlimit_nproc: 100\nrlimit_as: 160MiB\nmax_output: 65536\n", &err) != MSB_OK) {
-		fprintf(stderr, "open: %s\n", msb_error_message(&err));
-		msb_error_clear(&err);
-		return -1;
-	}
-	shared = backend_acquire(&fx, &spec, "shared", NULL);
-	return shared ? 0 : -1;
+	return backend_setup(&fx, &spec, gvisor_fixture_open,
+			     "memory: 512MiB\npids: 4096\nrlimit_nproc: 100\nrlimit_as: 160MiB\nmax_output: 65536\n", &shared);
 }
 
 static int group_teardown(void **state)
@@ -220,39 +213,18 @@ static void second_process_reaches_the_same_vm(void **state)
 static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 {
 	(void)state;
-	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "shared", "call-1");
-	assert_non_null(h);
-	/* A call's sandbox is another container: the shared one's files are not there. */
-	msb_entry e = { 0 };
-	bool found = true;
-	assert_int_equal(fx.ops->stat_file(h, "from-parent.txt", spec.work_dir, &e, &found, NULL),
-			 MSB_OK);
-	assert_false(found);
+	/* A call's sandbox is another container, with a gVisor sandbox and cgroup of its own. */
+	msb_sandbox_handle *h = backend_acquire_call(&fx, &spec);
 	pid_t sandbox = backend_recorded(h, "agent.pid");
 	assert_true(sandbox > 0 && sandbox != backend_recorded(shared, "agent.pid"));
-	char cgroup[512], name[64];
-	snprintf(name, sizeof name, "%s", msb_driver_sandbox_box(h)->name);
-	bool v1 = sandbox_cgroup("memory", name, cgroup, sizeof cgroup);
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
-	fx.ops->release(h);
-
-	msb_key k = backend_key("shared", "call-1");
-	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	bool failed = fx.ops->dispose(fx.self, &k, &f);
-	if (failed)
-		fprintf(stderr, "dispose: %s\n", f.detail);
-	assert_false(failed);
-	msb_disposal_failure_free(&f);
+	char cgroup[512];
+	bool v1 = sandbox_cgroup("memory", msb_driver_sandbox_box(h)->name, cgroup, sizeof cgroup);
+	/* Its disposal leaves no directory, process or cgroup, and the conversation's container
+	 * is untouched. */
+	backend_dispose_call(&fx, h, shared);
 	assert_false(msb_driver_pid_running(sandbox));
 	if (v1)
 		assert_int_equal(access(cgroup, F_OK), -1);
-	struct stat st;
-	assert_int_equal(lstat(dir, &st), -1);
-	/* The conversation's container is untouched by the call's disposal. */
-	msb_exec_result r = backend_run(&fx, shared, 20, 0, "echo ok");
-	assert_string_equal(backend_out(&r), "ok\n");
-	msb_exec_result_free(&r);
 }
 
 static void a_dead_sandbox_is_replaced_and_disposed(void **state)
@@ -277,10 +249,7 @@ static void a_dead_sandbox_is_replaced_and_disposed(void **state)
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
 	/* And disposal leaves no container, cgroup or directory of it. */
-	msb_key k = backend_key("dies", NULL);
-	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	assert_false(fx.ops->dispose(fx.self, &k, &f));
-	msb_disposal_failure_free(&f);
+	backend_dispose(&fx, "dies", NULL);
 	assert_false(msb_driver_pid_running(second));
 	char cg[512];
 	assert_false(sandbox_cgroup("pids", name, cg, sizeof cg));

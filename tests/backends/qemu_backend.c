@@ -33,15 +33,8 @@ static msb_sandbox_handle *shared; /* the VM most cases share */
 static int group_setup(void **state)
 {
 	(void)state;
-	msb_spec_init(&spec, "code");
-	msb_error err = MSB_ERROR_INIT;
-	if (qemu_fixture_open(&fx, NULL, "memory: 256MiB\nmax_output: 65536\n", &err) != MSB_OK) {
-		fprintf(stderr, "open: %s\n", msb_error_message(&err));
-		msb_error_clear(&err);
-		return -1;
-	}
-	shared = backend_acquire(&fx, &spec, "shared", NULL);
-	return shared ? 0 : -1;
+	return backend_setup(&fx, &spec, qemu_fixture_open,
+			     "memory: 256MiB\nmax_output: 65536\n", &shared);
 }
 
 static int group_teardown(void **state)
@@ -240,35 +233,14 @@ static void second_process_reaches_the_same_vm(void **state)
 static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 {
 	(void)state;
-	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "shared", "call-1");
-	assert_non_null(h);
-	/* A call's sandbox is another VM: the shared one's files are not there. */
-	msb_entry e = { 0 };
-	bool found = true;
-	assert_int_equal(fx.ops->stat_file(h, "from-parent.txt", spec.work_dir, &e, &found, NULL),
-			 MSB_OK);
-	assert_false(found);
+	/* A call's sandbox is another VM, with a QEMU and a relay of its own. */
+	msb_sandbox_handle *h = backend_acquire_call(&fx, &spec);
 	pid_t qemu = backend_recorded(h, "agent.pid"), relay = backend_recorded(h, "relay.pid");
 	assert_true(qemu > 0 && relay > 0 && qemu != backend_recorded(shared, "agent.pid"));
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s", msb_driver_sandbox_box(h)->dir);
-	fx.ops->release(h);
-
-	msb_key k = backend_key("shared", "call-1");
-	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	bool failed = fx.ops->dispose(fx.self, &k, &f);
-	if (failed)
-		fprintf(stderr, "dispose: %s\n", f.detail);
-	assert_false(failed);
-	msb_disposal_failure_free(&f);
+	/* Its disposal leaves no directory, QEMU or relay, and the conversation's VM is untouched. */
+	backend_dispose_call(&fx, h, shared);
 	assert_false(msb_driver_pid_running(qemu));
 	assert_false(msb_driver_pid_running(relay));
-	struct stat st;
-	assert_int_equal(lstat(dir, &st), -1);
-	/* The conversation's VM is untouched by the call's disposal. */
-	msb_exec_result r = backend_run(&fx, shared, 20, 0, "echo ok");
-	assert_string_equal(backend_out(&r), "ok\n");
-	msb_exec_result_free(&r);
 }
 
 static void a_dead_vm_is_replaced_and_disposed(void **state)
@@ -292,10 +264,7 @@ static void a_dead_vm_is_replaced_and_disposed(void **state)
 	assert_string_equal(backend_out(&r), "fresh\n");
 	msb_exec_result_free(&r);
 	fx.ops->release(h);
-	msb_key k = backend_key("dies", NULL);
-	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	assert_false(fx.ops->dispose(fx.self, &k, &f));
-	msb_disposal_failure_free(&f);
+	backend_dispose(&fx, "dies", NULL);
 	assert_false(msb_driver_pid_running(second));
 }
 
