@@ -264,6 +264,27 @@ static inline void backend_check_second_process(backend_fixture *f, const msb_sp
 }
 
 /*
+ * Opening the plugin (`open`) with the config lines `extra` is refused with `code`, the
+ * message naming each of the NULL-terminated words that follow, and the refused open leaves
+ * nothing behind (`leaks_of`).
+ */
+static inline void backend_check_refused(backend_opener open, int (*leaks_of)(backend_fixture *),
+					 const char *extra, msb_errc code, ...)
+{
+	backend_fixture bad;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(open(&bad, NULL, extra, &err), code);
+	va_list ap;
+	va_start(ap, code);
+	for (const char *word; (word = va_arg(ap, const char *));)
+		assert_non_null(strstr(msb_error_message(&err), word));
+	va_end(ap);
+	msb_error_clear(&err);
+	backend_fixture_close(&bad);
+	assert_int_equal(leaks_of(&bad), 0);
+}
+
+/*
  * The sandbox of call "call-1" in thread "shared": another sandbox than the thread's own —
  * the file backend_check_second_process wrote there is not in it.
  */

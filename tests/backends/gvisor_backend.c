@@ -262,42 +262,23 @@ static void config_refusals(void **state)
 	(void)state;
 	backend_fixture bad;
 	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(gvisor_fixture_open(&bad, NULL, "platform: fast\n", &err), MSB_E_CONFIG);
-	assert_non_null(strstr(msb_error_message(&err), "platform"));
-	assert_non_null(strstr(msb_error_message(&err), "fast"));
-	msb_error_clear(&err);
-	backend_fixture_close(&bad);
-	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+	backend_check_refused(gvisor_fixture_open, gvisor_fixture_leaks, "platform: fast\n",
+			      MSB_E_CONFIG, "platform", "fast", NULL);
 
 	/* No engine: refused at init, naming the path and the package. */
-	assert_int_equal(gvisor_fixture_open(&bad, NULL, "runsc: /nonexistent/runsc\n", &err), MSB_E_CONFIG);
-	assert_non_null(strstr(msb_error_message(&err), "/nonexistent/runsc"));
-	assert_non_null(strstr(msb_error_message(&err), "runsc"));
-	msb_error_clear(&err);
-	backend_fixture_close(&bad);
-	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+	backend_check_refused(gvisor_fixture_open, gvisor_fixture_leaks, "runsc: /nonexistent/runsc\n",
+			      MSB_E_CONFIG, "/nonexistent/runsc", "runsc", NULL);
 
 	/* A pids limit gVisor itself cannot start under is refused with the reason. */
-	assert_int_equal(gvisor_fixture_open(&bad, NULL, "pids: 64\n", &err), MSB_E_CONFIG);
-	assert_non_null(strstr(msb_error_message(&err), "gVisor's own host threads"));
-	msb_error_clear(&err);
-	backend_fixture_close(&bad);
-	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+	backend_check_refused(gvisor_fixture_open, gvisor_fixture_leaks, "pids: 64\n",
+			      MSB_E_CONFIG, "gVisor's own host threads", NULL);
 
 	/* So is one that rlimit_nproc's processes would exhaust, killing the sandbox whole. */
-	assert_int_equal(gvisor_fixture_open(&bad, NULL, "pids: 1024\nrlimit_nproc: 100\n", &err),
-			 MSB_E_CONFIG);
-	assert_non_null(strstr(msb_error_message(&err), "rlimit_nproc 100"));
-	assert_non_null(strstr(msb_error_message(&err), "3328"));
-	msb_error_clear(&err);
-	backend_fixture_close(&bad);
-	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+	backend_check_refused(gvisor_fixture_open, gvisor_fixture_leaks, "pids: 1024\nrlimit_nproc: 100\n",
+			      MSB_E_CONFIG, "rlimit_nproc 100", "3328", NULL);
 
-	assert_int_equal(gvisor_fixture_open(&bad, NULL, "memroy: 1GiB\n", &err), MSB_E_CONFIG);
-	assert_non_null(strstr(msb_error_message(&err), "memroy"));
-	msb_error_clear(&err);
-	backend_fixture_close(&bad);
-	assert_int_equal(gvisor_fixture_leaks(&bad), 0);
+	backend_check_refused(gvisor_fixture_open, gvisor_fixture_leaks, "memroy: 1GiB\n",
+			      MSB_E_CONFIG, "memroy", NULL);
 
 	/* An image the config does not name is refused at acquire, naming what it has. */
 	assert_int_equal(gvisor_fixture_open(&bad, NULL, "", &err), MSB_OK);
