@@ -61,7 +61,11 @@ char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 	char chardev[MSB_QEMU_PORTS][4300], port[MSB_QEMU_PORTS][96];
 	snprintf(mem, sizeof mem, "%lluM", (unsigned long long)(ctx->memory / (1024 * 1024)));
 	snprintf(kernel, sizeof kernel, "%s/vmlinuz", ctx->guest_dir);
-	char tsc[64] = "";
+	/*
+	 * Room for all of it: at 64 bytes this was cut to "mitigations=" (an empty value the
+	 * kernel rejects, leaving its default mitigations on).
+	 */
+	char tsc[160] = "";
 	if (accel == QEMU_ACCEL_TCG && host_tsc_khz())
 		snprintf(tsc, sizeof tsc, " tsc_early_khz=%lu tsc=reliable no_timer_check mitigations=off",
 			 host_tsc_khz());
