@@ -281,9 +281,10 @@ static char *default_platform(const char *runsc, const char *state_dir)
 #define HOST_TASKS_PER_PROCESS 32
 #define HOST_TASKS_BASE 128
 
-static msb_errc parse_config(gvisor_ctx *ctx, const msb_node *config,
-			     const msb_driver_config *driver, msb_error *err)
+static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_config *driver,
+			     msb_error *err)
 {
+	gvisor_ctx *ctx = p;
 	const char *runsc = "/usr/bin/runsc", *platform = NULL;
 	msb_errc rc = msb_node_string(config, "runsc", &runsc, err);
 	if (rc == MSB_OK)
@@ -350,16 +351,8 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	b.start = gvisor_start;
 	b.stop = gvisor_stop;
 	b.alive = gvisor_alive;
-	msb_backend_instance *inst = NULL;
-	msb_errc rc = msb_driver_init(&b, config, host, gvisor_keys, &inst, err);
-	if (rc == MSB_OK)
-		rc = parse_config(ctx, config, msb_driver_instance_config(inst), err);
-	if (rc != MSB_OK) {
-		msb_driver_fini(inst);
-		return rc;
-	}
-	*self = inst;
-	return MSB_OK;
+	b.configure = parse_config;
+	return msb_driver_init(&b, config, host, gvisor_keys, self, err);
 }
 
 MSB_BACKEND_DEFINE(.name = "gvisor", .isolation = "hardened_container",

@@ -302,8 +302,11 @@ static char *dup_default(const char *env, const char *fallback)
 	return strdup(v && *v ? v : fallback);
 }
 
-static msb_errc parse_config(qemu_ctx *ctx, const msb_node *config, msb_error *err)
+static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_config *driver,
+			     msb_error *err)
 {
+	(void)driver;
+	qemu_ctx *ctx = p;
 	const char *guest = NULL, *init = NULL, *qemu = NULL, *accel = NULL;
 	msb_errc rc = msb_node_string(config, "guest_dir", &guest, err);
 	if (rc == MSB_OK)
@@ -355,17 +358,9 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.start = qemu_start;
 	b.stop = qemu_stop;
 	b.alive = qemu_alive;
-	/* The driver refuses unknown keys and reads its own; then the plugin reads its keys. */
-	msb_backend_instance *inst = NULL;
-	msb_errc rc = msb_driver_init(&b, config, host, qemu_keys, &inst, err);
-	if (rc == MSB_OK)
-		rc = parse_config(ctx, config, err);
-	if (rc != MSB_OK) {
-		msb_driver_fini(inst); /* frees ctx too */
-		return rc;
-	}
-	*self = inst;
-	return MSB_OK;
+	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
+	b.configure = parse_config;
+	return msb_driver_init(&b, config, host, qemu_keys, self, err);
 }
 
 MSB_BACKEND_DEFINE(.name = "qemu", .isolation = "microvm",

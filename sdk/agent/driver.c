@@ -58,6 +58,8 @@ msb_errc msb_driver_init(const msb_boundary *boundary, const msb_node *config,
 				   "driver refused a boundary without a name, start or stop");
 	if (rc == MSB_OK)
 		rc = driver_config_parse(inst, config, extra_keys, err);
+	if (rc == MSB_OK && inst->boundary.configure)
+		rc = inst->boundary.configure(inst->boundary.ctx, config, &inst->config, err);
 	if (rc != MSB_OK) {
 		msb_driver_fini(inst);
 		return rc;

@@ -17,7 +17,8 @@
  *     {
  *         msb_boundary b = MSB_BOUNDARY_INIT;
  *         b.name = "mine"; b.start = mine_start; b.stop = mine_stop;
- *         ... parse the plugin's own keys into a ctx, b.ctx = ctx, b.ctx_free = free ...
+ *         b.ctx = ctx; b.ctx_free = free;  (a ctx holding the plugin's defaults)
+ *         b.configure = mine_configure;    (reads the plugin's own keys into ctx)
  *         return msb_driver_init(&b, config, host, MINE_KEYS, self, err);
  *     }
  *     MSB_BACKEND_DEFINE(.name = "mine", .isolation = "container",
@@ -108,10 +109,17 @@ typedef struct msb_boundary {
 	 * a kill walk saved). Leave false when anything could outlive that pid.
 	 */
 	bool pid_ends_all;
+	/*
+	 * Optional: read the plugin's own `config:` keys into ctx, once the driver has checked
+	 * every key's name and read the common ones (`driver`). A failure fails the init, and
+	 * ctx is freed with the instance.
+	 */
+	msb_errc (*configure)(void *ctx, const msb_node *config, const msb_driver_config *driver,
+			      msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
-	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false }
+	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
