@@ -20,25 +20,7 @@
 #include <unistd.h>
 
 #include "../backends/gvisor_fixture.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "bench_warm.h"
 
 /* One `runsc run` of /bin/true; ms, or -1. */
 static double bare_run(const char *dir, int i)
@@ -47,21 +29,9 @@ static double bare_run(const char *dir, int i)
 	snprintf(cmd, sizeof cmd,
 		 "%s --root=%s/bare-root --platform=ptrace --network=none run --bundle %s/bare "
 		 "bare-%d >/dev/null 2>&1", GVISOR_RUNSC, dir, dir, i);
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 	int rc = system(cmd);
-	return rc == 0 ? now_ms() - t0 : -1;
-}
-
-static msb_errc exec_true(backend_fixture *fx, msb_sandbox_handle *h)
-{
-	const char *argv[] = { "true", NULL };
-	msb_exec_request req = { .argv = argv, .timeout = 30 };
-	msb_exec_result res = { 0 };
-	msb_errc rc = fx->ops->exec(h, &req, &res, NULL);
-	if (rc == MSB_OK && res.exit_code != 0)
-		rc = MSB_E_BACKEND;
-	msb_exec_result_free(&res);
-	return rc;
+	return rc == 0 ? bench_now_ms() - t0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -97,23 +67,23 @@ int main(int argc, char **argv)
 		snprintf(thread, sizeof thread, "cold-%d", i);
 		msb_key key = { "bench", thread, "agent", "" };
 		msb_sandbox_handle *h = NULL;
-		double t0 = now_ms();
-		if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK || exec_true(&fx, h)) {
+		double t0 = bench_now_ms();
+		if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK || bench_exec_true(&fx, h)) {
 			fprintf(stderr, "bench_gvisor: cold: %s\n", msb_error_message(&err));
 			return 1;
 		}
-		double t1 = now_ms();
+		double t1 = bench_now_ms();
 		fx.ops->release(h);
 		msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 		if (fx.ops->dispose(fx.self, &key, &f)) {
 			fprintf(stderr, "bench_gvisor: dispose: %s\n", f.detail);
 			return 1;
 		}
-		cold[i] = now_ms() - t0;
+		cold[i] = bench_now_ms() - t0;
 		printf("  round %d: runsc run true %.0f ms; msb acquire+exec %.0f ms, +dispose %.0f ms\n",
 		       i, bare[i], t1 - t0, cold[i]);
 	}
-	double mb = median(bare, (size_t)rounds), mc = median(cold, (size_t)rounds);
+	double mb = bench_median(bare, (size_t)rounds), mc = bench_median(cold, (size_t)rounds);
 	printf("cold: runsc run true %.0f ms; msb acquire+exec+dispose %.0f ms; ratio %.2fx "
 	       "(target < 1.10x)\n", mb, mc, mc / mb);
 
@@ -123,27 +93,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_gvisor: warm: %s\n", msb_error_message(&err));
 		return 1;
 	}
-	enum { N = 300 };
-	static double w[N], s[N];
-	for (int i = 0; i < 20; i++)
-		exec_true(&fx, h);
-	for (int i = 0; i < N; i++) {
-		double t0 = now_ms();
-		if (exec_true(&fx, h))
-			return 1;
-		w[i] = now_ms() - t0;
-	}
-	for (int i = 0; i < N; i++) {
-		msb_entry e = { 0 };
-		bool found;
-		double t0 = now_ms();
-		fx.ops->stat_file(h, "nothing", spec.work_dir, &e, &found, NULL);
-		s[i] = now_ms() - t0;
-		free(e.path);
-	}
-	double mw = median(w, N);
+	double mw, ms;
+	if (bench_warm(&fx, &spec, h, 20, 300, &mw, &ms))
+		return 1;
 	printf("warm: exec true round trip median %.2f ms (target < 2 ms); stat_file round trip "
-	       "median %.2f ms\n", mw, median(s, N));
+	       "median %.2f ms\n", mw, ms);
 	printf("per command: runsc run %.0f ms vs the agent's warm exec %.2f ms (%.0fx)\n", mb, mw,
 	       mb / mw);
 	fx.ops->release(h);

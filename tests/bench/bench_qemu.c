@@ -25,29 +25,11 @@
 #include <unistd.h>
 
 #include "../backends/qemu_fixture.h"
+#include "bench_warm.h"
 #include "qemu_internal.h"
 #include "vminit.h"
 
 extern char **environ;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* One bare boot to the marker; ms, or -1. */
 static double bare_boot(const qemu_ctx *ctx, qemu_accel accel, const char *initrd)
@@ -61,7 +43,7 @@ static double bare_boot(const qemu_ctx *ctx, qemu_accel accel, const char *initr
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_addclose(&fa, out[0]);
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 	pid_t pid;
 	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0)
 		return -1;
@@ -78,7 +60,7 @@ static double bare_boot(const qemu_ctx *ctx, qemu_accel accel, const char *initr
 		len += (size_t)r;
 		buf[len] = '\0';
 		if (strstr(buf, MSB_QEMU_PROBE_MARKER)) {
-			t = now_ms() - t0;
+			t = bench_now_ms() - t0;
 			break;
 		}
 	}
@@ -86,18 +68,6 @@ static double bare_boot(const qemu_ctx *ctx, qemu_accel accel, const char *initr
 	waitpid(pid, NULL, 0);
 	close(out[0]);
 	return t;
-}
-
-static msb_errc exec_true(backend_fixture *fx, msb_sandbox_handle *h)
-{
-	const char *argv[] = { "true", NULL };
-	msb_exec_request req = { .argv = argv, .timeout = 30 };
-	msb_exec_result res = { 0 };
-	msb_errc rc = fx->ops->exec(h, &req, &res, NULL);
-	if (rc == MSB_OK && res.exit_code != 0)
-		rc = MSB_E_BACKEND;
-	msb_exec_result_free(&res);
-	return rc;
 }
 
 int main(int argc, char **argv)
@@ -120,9 +90,9 @@ int main(int argc, char **argv)
 	/* The backend's accelerator verdict (the probe runs here on a fresh state dir). */
 	qemu_ctx ctx = { .guest_dir = (char *)qemu_fixture_guest(), .init_path = QEMU_INIT,
 			 .qemu = QEMU_BINARY, .memory = 256 * MSB_MIB, .accel = QEMU_ACCEL_AUTO };
-	double tp = now_ms();
+	double tp = bench_now_ms();
 	qemu_accel accel = qemu_accel_resolve(&ctx, fx.state);
-	tp = now_ms() - tp;
+	tp = bench_now_ms() - tp;
 	char initrd[256];
 	snprintf(initrd, sizeof initrd, "%s/bare.cpio", fx.state);
 	if (qemu_guest_initramfs(&ctx, NULL, initrd, NULL, 0, true, &err) != MSB_OK) {
@@ -140,24 +110,24 @@ int main(int argc, char **argv)
 		snprintf(thread, sizeof thread, "cold-%d", i);
 		msb_key key = { "bench", thread, "agent", "" };
 		msb_sandbox_handle *h = NULL;
-		double t0 = now_ms();
-		if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK || exec_true(&fx, h)) {
+		double t0 = bench_now_ms();
+		if (fx.ops->acquire(fx.self, &key, &spec, &h, &err) != MSB_OK || bench_exec_true(&fx, h)) {
 			fprintf(stderr, "bench_qemu: cold: %s\n", msb_error_message(&err));
 			return 1;
 		}
-		double t1 = now_ms();
+		double t1 = bench_now_ms();
 		fx.ops->release(h);
 		msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 		if (fx.ops->dispose(fx.self, &key, &f)) {
 			fprintf(stderr, "bench_qemu: dispose: %s\n", f.detail);
 			return 1;
 		}
-		cold[i] = now_ms() - t0;
+		cold[i] = bench_now_ms() - t0;
 		printf("  round %d: bare boot %.0f ms; msb acquire+exec %.0f ms, +dispose %.0f ms\n", i,
 		       bare[i], t1 - t0, cold[i]);
 	}
 	unlink(initrd);
-	double mb = median(bare, (size_t)rounds), mc = median(cold, (size_t)rounds);
+	double mb = bench_median(bare, (size_t)rounds), mc = bench_median(cold, (size_t)rounds);
 	printf("cold: bare boot to marker %.0f ms; msb acquire+exec+dispose %.0f ms; ratio %.2fx "
 	       "(target < 1.10x)\n", mb, mc, mc / mb);
 
@@ -167,26 +137,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_qemu: warm: %s\n", msb_error_message(&err));
 		return 1;
 	}
-	enum { N = 200 };
-	static double w[N], s[N];
-	for (int i = 0; i < 10; i++)
-		exec_true(&fx, h);
-	for (int i = 0; i < N; i++) {
-		double t0 = now_ms();
-		if (exec_true(&fx, h))
-			return 1;
-		w[i] = now_ms() - t0;
-	}
-	for (int i = 0; i < N; i++) {
-		msb_entry e = { 0 };
-		bool found;
-		double t0 = now_ms();
-		fx.ops->stat_file(h, "nothing", spec.work_dir, &e, &found, NULL);
-		s[i] = now_ms() - t0;
-		free(e.path);
-	}
+	double mw, ms;
+	if (bench_warm(&fx, &spec, h, 10, 200, &mw, &ms))
+		return 1;
 	printf("warm: exec true round trip median %.2f ms (target < 5 ms); stat_file round trip "
-	       "median %.2f ms\n", median(w, N), median(s, N));
+	       "median %.2f ms\n", mw, ms);
 	fx.ops->release(h);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	fx.ops->dispose(fx.self, &key, &f);
