@@ -27,17 +27,11 @@
 #include <msb/driver.h>
 #include <msb/loader.h>
 
+#include "bench_stats.h"
 #include "msb_test.h"
 
 #define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
 #define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void bare_true(void)
 {
@@ -171,27 +165,15 @@ static void cold_once(bench_backend *b, int i, double *acq, double *ex, double *
 	char thread[32];
 	snprintf(thread, sizeof thread, "cold-%d", i);
 	msb_key key = { "bench", thread, "agent", "" };
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 	msb_sandbox_handle *h = acquire(b, &key);
-	double t1 = now_ms();
+	double t1 = bench_now_ms();
 	exec_true(b, h);
 	b->ops->release(h);
-	double t2 = now_ms();
+	double t2 = bench_now_ms();
 	dispose(b, &key);
-	double t3 = now_ms();
+	double t3 = bench_now_ms();
 	*acq = t1 - t0, *ex = t2 - t1, *disp = t3 - t2;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void close_backend(bench_backend *b)
@@ -233,12 +215,12 @@ int main(void)
 		bare_true();
 	agent_start(fast);
 	for (int r = 0; r < COLD_ROUNDS; r++) {
-		double t = now_ms();
+		double t = bench_now_ms();
 		bare_true();
-		bare[r] = now_ms() - t;
-		t = now_ms();
+		bare[r] = bench_now_ms() - t;
+		t = bench_now_ms();
 		agent_start(fast);
-		start[r] = now_ms() - t;
+		start[r] = bench_now_ms() - t;
 		base[r] = bare[r] + start[r];
 		cold_once(&mem, r, &acq[r], &ex[r], &disp[r]);
 		cold[r] = acq[r] + ex[r] + disp[r];
@@ -253,12 +235,12 @@ int main(void)
 	for (int i = 0; i < 50; i++)
 		exec_true(&mem, h);
 	for (int r = 0; r < WARM_ROUNDS; r++) {
-		double t = now_ms();
+		double t = bench_now_ms();
 		exec_true(&mem, h);
-		warm[r] = now_ms() - t;
-		t = now_ms();
+		warm[r] = bench_now_ms() - t;
+		t = bench_now_ms();
 		bare_true();
-		warm_bare[r] = now_ms() - t;
+		warm_bare[r] = bench_now_ms() - t;
 	}
 	mem.ops->release(h);
 	dispose(&mem, &key);
@@ -269,10 +251,10 @@ int main(void)
 		fprintf(stderr, "bench_process: could not remove %s\n", dir);
 
 	/* Cold is compared with the same round's bare + start, medians of sums on both sides. */
-	double m_bare = median(bare, COLD_ROUNDS), m_start = median(start, COLD_ROUNDS);
-	double m_base = median(base, COLD_ROUNDS);
-	double m_cold = median(cold, COLD_ROUNDS), m_disk = median(cold_disk, COLD_ROUNDS);
-	double m_warm = median(warm, WARM_ROUNDS), m_wbare = median(warm_bare, WARM_ROUNDS);
+	double m_bare = bench_median(bare, COLD_ROUNDS), m_start = bench_median(start, COLD_ROUNDS);
+	double m_base = bench_median(base, COLD_ROUNDS);
+	double m_cold = bench_median(cold, COLD_ROUNDS), m_disk = bench_median(cold_disk, COLD_ROUNDS);
+	double m_warm = bench_median(warm, WARM_ROUNDS), m_wbare = bench_median(warm_bare, WARM_ROUNDS);
 	printf("medians of %d interleaved rounds (warm: %d)\n", COLD_ROUNDS, WARM_ROUNDS);
 	printf("bare fork+exec true:              %8.3f ms\n", m_bare);
 	printf("bare agent start (netns+pidns):   %8.3f ms  (bare + start, per round: %.3f ms)\n",
@@ -280,11 +262,11 @@ int main(void)
 	printf("cold acquire+exec true+dispose:   %8.3f ms  = %.2fx (bare + agent start)  [target <= 1.1x]"
 	       "  (state dir on tmpfs)\n", m_cold, m_cold / m_base);
 	printf("  of which acquire %.3f ms, first exec %.3f ms, dispose %.3f ms\n",
-	       median(acq, COLD_ROUNDS), median(ex, COLD_ROUNDS), median(disp, COLD_ROUNDS));
+	       bench_median(acq, COLD_ROUNDS), bench_median(ex, COLD_ROUNDS), bench_median(disp, COLD_ROUNDS));
 	printf("cold, state dir on the disk (/tmp): %6.3f ms  = %.2fx (bare + agent start)\n",
 	       m_disk, m_disk / m_base);
 	printf("  of which acquire %.3f ms, first exec %.3f ms, dispose %.3f ms\n",
-	       median(acq_d, COLD_ROUNDS), median(ex_d, COLD_ROUNDS), median(disp_d, COLD_ROUNDS));
+	       bench_median(acq_d, COLD_ROUNDS), bench_median(ex_d, COLD_ROUNDS), bench_median(disp_d, COLD_ROUNDS));
 	printf("warm exec true round trip:        %8.3f ms  = %.2fx bare fork+exec (%.3f ms)  [target < 1 ms]\n",
 	       m_warm, m_warm / m_wbare, m_wbare);
 	return 0;
