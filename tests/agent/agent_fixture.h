@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <msb/driver.h>
+
 #include "msb_test.h"
 
 #define AGENT_BINARY MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
@@ -48,32 +50,15 @@ static inline void fixture_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Whether `pid` is gone: no such process, or a zombie nobody has reaped yet. */
-static inline int fixture_pid_gone(pid_t pid)
-{
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return 1;
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
-}
-
-/* Wait up to `ms` for pid to be gone. */
+/* Wait up to `ms` for pid to be gone (a zombie nobody has reaped yet counts as gone). */
 static inline int fixture_wait_gone(pid_t pid, int ms)
 {
 	for (int i = 0; i < ms / 5; i++) {
-		if (fixture_pid_gone(pid))
+		if (!msb_driver_pid_running(pid))
 			return 1;
 		fixture_sleep_ms(5);
 	}
-	return fixture_pid_gone(pid);
+	return !msb_driver_pid_running(pid);
 }
 
 static inline void fixture_mkdirs(agent_fixture *f)

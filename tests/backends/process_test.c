@@ -147,7 +147,7 @@ static int count_in_ns(const char *ns)
 	struct dirent *de;
 	int count = 0;
 	while ((de = readdir(d))) {
-		char path[300], link[64], stat[512];
+		char path[300], link[64];
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/ns/pid", de->d_name);
@@ -157,35 +157,13 @@ static int count_in_ns(const char *ns)
 		link[n] = '\0';
 		if (strcmp(link, ns))
 			continue;
-		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		FILE *fp = fopen(path, "r");
-		if (!fp)
-			continue;
-		size_t got = fread(stat, 1, sizeof stat - 1, fp);
-		fclose(fp);
-		stat[got] = '\0';
-		char *p = strrchr(stat, ')');
-		if (p && p[2] != 'Z' && p[2] != 'X')
+		if (msb_driver_pid_running((pid_t)atol(de->d_name)))
 			count++;
 	}
 	closedir(d);
 	return count;
 }
 
-/* Gone: no such process, or a zombie its (non-test) parent has not reaped yet. */
-static bool pid_gone(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return true;
-	size_t n = fread(buf, 1, sizeof buf - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return p && (p[2] == 'Z' || p[2] == 'X');
-}
 
 static bool path_exists(const char *path)
 {
@@ -456,7 +434,7 @@ static void test_two_processes_one_sandbox(void **state)
 	f.ops->release(h);
 	msb_disposal_failure fl = { 0 };
 	assert_false(dispose_key(&f, &key, &fl));
-	assert_true(pid_gone(agents[0]));
+	assert_false(msb_driver_pid_running(agents[0]));
 	fixture_close(&f);
 }
 
@@ -512,7 +490,7 @@ static void test_dead_agent_restarted(void **state)
 	pid_t first = agent_pid(h);
 	f.ops->release(h);
 	assert_int_equal(kill(first, SIGKILL), 0);
-	for (int i = 0; i < 400 && !pid_gone(first); i++)
+	for (int i = 0; i < 400 && msb_driver_pid_running(first); i++)
 		sleep_ms(5);
 	h = acquire(&f, &key);
 	pid_t second = agent_pid(h);
@@ -575,7 +553,7 @@ static void test_dispose_scope_counts(void **state)
 	f.ops->dispose_scope(f.inst, "scope-x", "thread-1", &purge);
 	assert_int_equal(purge.disposed, 2);
 	assert_false(purge.has_undisposed);
-	assert_true(pid_gone(p1) && pid_gone(p2));
+	assert_true(!msb_driver_pid_running(p1) && !msb_driver_pid_running(p2));
 	assert_int_equal(agent_pid(h3), p3); /* another thread's sandbox is untouched */
 	f.ops->release(h3);
 	f.ops->dispose_scope(f.inst, "scope-x", "thread-2", &purge);
