@@ -16,28 +16,10 @@
 #include <msb/config.h>
 #include <msb/msb.h>
 
+#include "bench_stats.h"
 #include "msb_test.h"
 
 #define ROUNDS 7
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v)
-{
-	qsort(v, ROUNDS, sizeof *v, cmp);
-	return v[ROUNDS / 2];
-}
 
 static void die(const char *what, msb_error *err)
 {
@@ -50,36 +32,36 @@ static volatile int sink;
 static double bench_spec_init(long n)
 {
 	msb_spec spec;
-	double t = now_ns();
+	double t = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		msb_spec_init(&spec, "bench");
 		sink += (int)spec.egress;
 	}
-	return (now_ns() - t) / (double)n;
+	return (bench_now_ns() - t) / (double)n;
 }
 
 static double bench_serve(msb_router *r, const msb_spec *spec, const msb_backend *want, long n)
 {
 	msb_error err = MSB_ERROR_INIT;
 	const msb_backend *chosen = NULL;
-	double t = now_ns();
+	double t = bench_now_ns();
 	for (long i = 0; i < n; i++)
 		if (msb_router_ensure_can_serve(r, spec, &chosen, &err) != MSB_OK || chosen != want)
 			die("ensure_can_serve", &err);
-	return (now_ns() - t) / (double)n;
+	return (bench_now_ns() - t) / (double)n;
 }
 
 static double bench_acquire(msb_router *r, const msb_key *key, const msb_spec *spec, long n)
 {
 	msb_error err = MSB_ERROR_INIT;
-	double t = now_ns();
+	double t = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		msb_sandbox *sb = NULL;
 		if (msb_router_acquire(r, key, spec, &sb, &err) != MSB_OK)
 			die("acquire", &err);
 		msb_sandbox_release(sb);
 	}
-	return (now_ns() - t) / (double)n;
+	return (bench_now_ns() - t) / (double)n;
 }
 
 int main(void)
@@ -121,7 +103,8 @@ int main(void)
 		routed[r] = bench_serve(many, &spec, backends[N_BACKENDS - 1], 200000);
 		warm[r] = bench_acquire(one, &key, &spec, 200000);
 	}
-	double b = median(base), s = median(serve), p = median(routed), w = median(warm);
+	double b = bench_median(base, ROUNDS), s = bench_median(serve, ROUNDS);
+	double p = bench_median(routed, ROUNDS), w = bench_median(warm, ROUNDS);
 	printf("baseline msb_spec_init:                       %8.1f ns/call\n", b);
 	printf("ensure_can_serve, fixed, 1 backend:           %8.1f ns/call  (%.1fx baseline; target < 100 ns)\n", s, s / b);
 	printf("ensure_can_serve, per_spec, 64 (last serves): %8.1f ns/call  (%.1fx baseline; target < 2000 ns)\n", p, p / b);

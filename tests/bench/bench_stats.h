@@ -1,7 +1,7 @@
 /*
- * bench_stats.h — the clock and the statistic every benchmark here reports by: a monotonic
- * millisecond clock and the median of a set of samples (sorted in place), so a few slow
- * rounds on a shared machine do not move a figure.
+ * bench_stats.h — the clock and the statistic the benchmarks here report by: a monotonic
+ * clock in milliseconds or nanoseconds, and the median of a set of samples (sorted in
+ * place), so a few slow rounds on a shared machine do not move a figure.
  */
 #ifndef MSB_BENCH_STATS_H
 #define MSB_BENCH_STATS_H
@@ -14,6 +14,13 @@ static inline double bench_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static inline double bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static inline int bench_cmp_double(const void *a, const void *b)

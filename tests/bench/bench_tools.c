@@ -19,28 +19,10 @@
 #include <msb/config.h>
 #include <msb/msb.h>
 
+#include "bench_stats.h"
 #include "msb_test.h"
 
 #define ROUNDS 7
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v)
-{
-	qsort(v, ROUNDS, sizeof *v, cmp);
-	return v[ROUNDS / 2];
-}
 
 static void die(const char *what, msb_error *err)
 {
@@ -58,14 +40,14 @@ static int lookup(const char *sku, int64_t qty, msb_buf *out, msb_error *err)
 static double bench_direct(long n)
 {
 	msb_error err = MSB_ERROR_INIT;
-	double t = now_ns();
+	double t = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		msb_buf out = { 0 };
 		if (lookup("A-17", i, &out, &err))
 			die("lookup", &err);
 		msb_buf_free(&out);
 	}
-	return (now_ns() - t) / (double)n;
+	return (bench_now_ns() - t) / (double)n;
 }
 
 static double bench_door(msb_host_tools *reg, long n)
@@ -74,7 +56,7 @@ static double bench_door(msb_host_tools *reg, long n)
 	msb_host_tool_run *run = NULL;
 	if (msb_host_tool_run_new(reg, NULL, NULL, &run, &err))
 		die("run", &err);
-	double t = now_ns();
+	double t = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		const msb_host_tool_arg args[] = { { "sku", MSB_ARG_STRING, { .s = "A-17" } },
 						   { "qty", MSB_ARG_INT64, { .i = i } } };
@@ -83,7 +65,7 @@ static double bench_door(msb_host_tools *reg, long n)
 			die("door", &err);
 		msb_host_tool_result_free(&r);
 	}
-	double per = (now_ns() - t) / (double)n;
+	double per = (bench_now_ns() - t) / (double)n;
 	msb_host_tool_run_free(run);
 	return per;
 }
@@ -92,14 +74,14 @@ static double bench_acquire(msb_router *r, const msb_spec *spec, long n)
 {
 	msb_error err = MSB_ERROR_INIT;
 	msb_key key = { "bench", "t1", "", "" };
-	double t = now_ns();
+	double t = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		msb_sandbox *sb = NULL;
 		if (msb_router_acquire(r, &key, spec, &sb, &err))
 			die("acquire", &err);
 		msb_sandbox_release(sb);
 	}
-	return (now_ns() - t) / (double)n;
+	return (bench_now_ns() - t) / (double)n;
 }
 
 static msb_errc body(void *ctx, msb_sandbox *sb, const char *path, const char *call_id,
@@ -112,14 +94,14 @@ static msb_errc body(void *ctx, msb_sandbox *sb, const char *path, const char *c
 static double bench_session(msb_tool_session *s, long n)
 {
 	msb_error err = MSB_ERROR_INIT;
-	double t = now_ns();
+	double t = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		msb_tool_answer a = { 0 };
 		if (msb_tool_session_call(s, body, NULL, &a, &err) || a.refusal)
 			die("session call", &err);
 		msb_tool_answer_free(&a);
 	}
-	return (now_ns() - t) / (double)n;
+	return (bench_now_ns() - t) / (double)n;
 }
 
 static const char *scope_of(void *ctx)
@@ -187,7 +169,8 @@ int main(void)
 		acquire[r] = bench_acquire(router, &spec, sessions);
 		call[r] = bench_session(session, sessions);
 	}
-	double d = median(direct), h = median(door), a = median(acquire), c = median(call);
+	double d = bench_median(direct, ROUNDS), h = bench_median(door, ROUNDS);
+	double a = bench_median(acquire, ROUNDS), c = bench_median(call, ROUNDS);
 	printf("host-tool call: direct %.1f ns, through the door %.1f ns (%.1fx)\n", d, h, h / d);
 	printf("tool-session call: warm acquire %.1f ns, session call %.1f ns (%.1fx)\n", a, c, c / a);
 
