@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../backends/qemu_fixture.h"
+#include "exec_floor.h"
 #include "bench_warm.h"
 #include "qemu_internal.h"
 #include "vminit.h"
@@ -142,10 +143,16 @@ int main(int argc, char **argv)
 		return 1;
 	printf("warm: exec true round trip median %.2f ms (target < 5 ms); stat_file round trip "
 	       "median %.2f ms\n", mw, ms);
+	double floor_ms = exec_floor_measure(&fx, h, spec.work_dir, 200);
+	if (floor_ms < 0)
+		fprintf(stderr, "bench_qemu: exec_floor did not run in the guest\n");
+	else
+		printf("floor: a bare vfork+exec+wait of true inside the guest %.2f ms; msb adds %.2f ms "
+		       "(round trip / floor %.2fx)\n", floor_ms, mw - floor_ms, mw / floor_ms);
 	fx.ops->release(h);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	fx.ops->dispose(fx.self, &key, &f);
 	msb_disposal_failure_free(&f);
 	backend_fixture_close(&fx);
-	return qemu_fixture_leaks(&fx) ? 1 : 0;
+	return qemu_fixture_leaks(&fx) || floor_ms < 0 ? 1 : 0;
 }

@@ -56,7 +56,7 @@ tests_bench_bench_qemu_SOURCES = tests/bench/bench_qemu.c \
 tests_bench_bench_qemu_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/qemu
 tests_bench_bench_qemu_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_qemu_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
-	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init
+	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init tests/bench/exec_floor
 
 BENCHES += tests/bench/bench_conformance
 tests_bench_bench_conformance_SOURCES = tests/bench/bench_conformance.c
@@ -71,7 +71,14 @@ tests_bench_bench_gvisor_SOURCES = tests/bench/bench_gvisor.c
 tests_bench_bench_gvisor_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_gvisor_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_gvisor_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
-	plugins/gvisor/gvisor.la
+	plugins/gvisor/gvisor.la tests/bench/exec_floor
+
+# Copied into a live sandbox by bench_gvisor and bench_qemu (exec_floor.h): static, because
+# the qemu guest has no libc of its own; never sanitized, like msb-agent.
+EXTRA_PROGRAMS += tests/bench/exec_floor
+CLEANFILES += tests/bench/exec_floor
+tests_bench_exec_floor_CFLAGS = $(WARN_CFLAGS) -O2
+tests_bench_exec_floor_LDFLAGS = -all-static
 
 BENCHES += tests/bench/bench_tools
 tests_bench_bench_tools_SOURCES = tests/bench/bench_tools.c
