@@ -44,6 +44,20 @@ void fx_free(fx *f)
 	f->n = 0;
 }
 
+int fx_setup(void **state)
+{
+	static fx f;
+	fx_init(&f, NULL);
+	*state = &f;
+	return 0;
+}
+
+int fx_teardown(void **state)
+{
+	fx_free(*state);
+	return 0;
+}
+
 static const msb_plugin *plugin_get(fx *f, const char *plugin)
 {
 	for (size_t i = 0; i < msb_loader_count(f->loader); i++)

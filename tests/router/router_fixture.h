@@ -28,6 +28,9 @@ typedef struct fx {
 /* Start a fixture; `observer` (may be NULL) is what backends' egress reports reach. */
 void fx_init(fx *f, const msb_observer *observer);
 void fx_free(fx *f);
+/* cmocka setup and teardown for a test whose state is one fixture with no observer. */
+int fx_setup(void **state);
+int fx_teardown(void **state);
 /*
  * Open a backend of plugin `plugin` ("inprocess", "inproc_b", "inproc_container",
  * "inproc_microvm", "inproc_vm", "inproc_silent") with `yaml` as its config: (NULL: none).

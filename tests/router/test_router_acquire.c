@@ -15,20 +15,6 @@
 
 #include "router_fixture.h"
 
-static int setup(void **state)
-{
-	static fx f;
-	fx_init(&f, NULL);
-	*state = &f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fx_free(*state);
-	return 0;
-}
-
 static msb_router *router_of(fx *f, msb_backend **bs, size_t n, msb_selection sel)
 {
 	msb_router_options o = fx_options(f);
@@ -577,7 +563,7 @@ static void dispose_races_acquire(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 	const struct CMUnitTest tests[] = {
 		T(get_or_create_per_key_and_kind),
 		T(a_refused_spec_never_reaches_the_backend),

@@ -12,20 +12,6 @@
 
 #include "router_fixture.h"
 
-static int setup(void **state)
-{
-	static fx f;
-	fx_init(&f, NULL);
-	*state = &f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fx_free(*state);
-	return 0;
-}
-
 /* A fixed router over one backend of `plugin` configured with `yaml`. */
 static msb_router *router_over(fx *f, const char *plugin, const char *yaml, msb_router_options *o)
 {
@@ -567,7 +553,7 @@ static void fixed_never_falls_back(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 	const struct CMUnitTest tests[] = {
 		T(a_denied_capability_is_refused_first),
 		T(a_denied_identity_is_refused),
