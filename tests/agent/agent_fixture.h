@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <msb/agent.h>
 #include <msb/driver.h>
 
 #include "msb_test.h"
@@ -172,6 +173,23 @@ static inline void fixture_stop_all(void)
 	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++)
 		if (fixture_live[i])
 			fixture_stop(fixture_live[i]);
+}
+
+/* A suite's group state: one agent and the host client connected to it. */
+typedef struct agent_session {
+	agent_fixture fx;
+	msb_agent_client *client;
+} agent_session;
+
+/* The group teardown: close the client, stop the agent and any a failed test left running. */
+static inline int agent_session_teardown(void **state)
+{
+	agent_session *c = *state;
+	msb_agent_client_close(c->client);
+	fixture_stop(&c->fx);
+	fixture_stop_all();
+	free(c);
+	return 0;
 }
 
 #endif

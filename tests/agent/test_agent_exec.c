@@ -16,10 +16,7 @@
 
 #include "agent_fixture.h"
 
-typedef struct ctx {
-	agent_fixture fx;
-	msb_agent_client *client;
-} ctx;
+typedef agent_session ctx;
 
 static int setup(void **state)
 {
@@ -35,16 +32,6 @@ static int setup(void **state)
 		return -1;
 	}
 	*state = c;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ctx *c = *state;
-	msb_agent_client_close(c->client);
-	fixture_stop(&c->fx);
-	fixture_stop_all(); /* agents a failed test started for itself */
-	free(c);
 	return 0;
 }
 
@@ -293,5 +280,5 @@ int main(void)
 		cmocka_unit_test(test_queued_behind_another_call),
 		cmocka_unit_test(test_agent_started_without_std_fds),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, agent_session_teardown);
 }
