@@ -20,10 +20,7 @@
 #include <msb/router.h>
 #include <msb/sandbox.h>
 
-#include "msb_test.h"
-
-#define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
-#define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+#include "process_config.h"
 
 typedef struct ctx {
 	char dir[64];
@@ -34,36 +31,16 @@ typedef struct ctx {
 static int setup(void **state)
 {
 	ctx *c = calloc(1, sizeof *c);
-	snprintf(c->dir, sizeof c->dir, "/tmp/msb-process-router-XXXXXX");
-	if (!mkdtemp(c->dir))
+	if (msb_test_process_router(c->dir, sizeof c->dir, "/tmp/msb-process-router-XXXXXX",
+				    "      run_code: sh\n"
+				    "specs:\n"
+				    "  chat:\n"
+				    "    requires: [exec, run_code, files_in, files_out, files_list, files_delete]\n"
+				    "  tool:\n"
+				    "    isolation_scope: call\n"
+				    "    requires: [exec, files_in, files_out]\n",
+				    &c->cfg, &c->router))
 		return -1;
-	char path[128];
-	snprintf(path, sizeof path, "%s/sandbox.yaml", c->dir);
-	FILE *f = fopen(path, "w");
-	fprintf(f,
-		"version: 1\n"
-		"router:\n"
-		"  min_isolation: os_process\n"
-		"backends:\n"
-		"  - plugin: %s\n"
-		"    config:\n"
-		"      state_dir: %s/state\n"
-		"      agent: %s\n"
-		"      run_code: sh\n"
-		"specs:\n"
-		"  chat:\n"
-		"    requires: [exec, run_code, files_in, files_out, files_list, files_delete]\n"
-		"  tool:\n"
-		"    isolation_scope: call\n"
-		"    requires: [exec, files_in, files_out]\n",
-		PLUGIN, c->dir, AGENT);
-	fclose(f);
-	msb_error err = MSB_ERROR_INIT;
-	if (msb_config_load(path, NULL, &c->cfg, &err) != MSB_OK ||
-	    msb_config_router(c->cfg, &c->router, &err) != MSB_OK) {
-		fprintf(stderr, "router over the process backend: %s\n", msb_error_message(&err));
-		return -1;
-	}
 	*state = c;
 	return 0;
 }
@@ -74,13 +51,9 @@ static int teardown(void **state)
 	msb_scope_purge purge = { 0 };
 	msb_router_dispose_scope(c->router, "conv", "t1", &purge);
 	msb_scope_purge_free(&purge);
-	msb_router_free(c->router);
-	msb_config_free(c->cfg);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
-	int rc = system(cmd);
+	int rc = msb_test_process_router_free(c->dir, c->cfg, c->router);
 	free(c);
-	return rc == 0 ? 0 : -1;
+	return rc;
 }
 
 static msb_sandbox *acquire(ctx *c, const char *kind, const char *call_id)
@@ -156,8 +129,8 @@ static void test_call_scope_apart(void **state)
 
 int main(void)
 {
-	if (access(AGENT, X_OK) != 0) {
-		printf("msb-agent is not built at %s\n", AGENT);
+	if (access(MSB_TEST_AGENT, X_OK) != 0) {
+		printf("msb-agent is not built at %s\n", MSB_TEST_AGENT);
 		return MSB_TEST_SKIP;
 	}
 	const struct CMUnitTest tests[] = {

@@ -1,2 +1,2 @@
 # tests/lib: header-only helpers shared by every test (msb_test.h).
-EXTRA_DIST += tests/lib/msb_test.h
+EXTRA_DIST += tests/lib/msb_test.h tests/lib/process_config.h

@@ -21,10 +21,7 @@
 #include <msb/config.h>
 #include <msb/msb.h>
 
-#include "msb_test.h"
-
-#define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
-#define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
+#include "process_config.h"
 
 static int lookup(const char *sku, int64_t qty, msb_buf *out, msb_error *err)
 {
@@ -68,29 +65,10 @@ static void ignore(void *ctx, const char *line)
 static int setup(void **state)
 {
 	world *w = calloc(1, sizeof *w);
-	snprintf(w->dir, sizeof w->dir, "/tmp/msb-tool-exec-XXXXXX");
-	if (!mkdtemp(w->dir))
+	if (msb_test_process_router(w->dir, sizeof w->dir, "/tmp/msb-tool-exec-XXXXXX", "", &w->cfg,
+				    &w->router))
 		return -1;
-	char path[128];
-	snprintf(path, sizeof path, "%s/sandbox.yaml", w->dir);
-	FILE *f = fopen(path, "w");
-	fprintf(f,
-		"version: 1\n"
-		"router:\n"
-		"  min_isolation: os_process\n"
-		"backends:\n"
-		"  - plugin: %s\n"
-		"    config:\n"
-		"      state_dir: %s/state\n"
-		"      agent: %s\n",
-		PLUGIN, w->dir, AGENT);
-	fclose(f);
 	msb_error err = MSB_ERROR_INIT;
-	if (msb_config_load(path, NULL, &w->cfg, &err) != MSB_OK ||
-	    msb_config_router(w->cfg, &w->router, &err) != MSB_OK) {
-		fprintf(stderr, "router over the process backend: %s\n", msb_error_message(&err));
-		return -1;
-	}
 	w->caller = (msb_caller_context){ sizeof(msb_caller_context), NULL, scope_of, thread_of, NULL };
 	msb_spec_init(&w->spec, "script");
 	w->spec.requires = MSB_BIT(MSB_CAP_EXEC) | MSB_BIT(MSB_CAP_FILES_IN) | MSB_BIT(MSB_CAP_FILES_OUT);
@@ -126,14 +104,9 @@ static int teardown(void **state)
 	msb_scope_purge_free(&purge);
 	msb_tool_session_free(w->session);
 	msb_host_tools_free(w->tools);
-	msb_router_free(w->router);
-	msb_config_free(w->cfg);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", w->dir);
-	if (system(cmd) != 0)
-		return -1;
+	int rc = msb_test_process_router_free(w->dir, w->cfg, w->router);
 	free(w);
-	return 0;
+	return rc;
 }
 
 /* The body: one program run over exec, in the call's own path. */
@@ -348,8 +321,8 @@ static void refusals_before_anything_runs(void **state)
 
 int main(void)
 {
-	if (access(AGENT, X_OK) != 0) {
-		printf("msb-agent is not built at %s\n", AGENT);
+	if (access(MSB_TEST_AGENT, X_OK) != 0) {
+		printf("msb-agent is not built at %s\n", MSB_TEST_AGENT);
 		return MSB_TEST_SKIP;
 	}
 	const struct CMUnitTest tests[] = {
