@@ -31,6 +31,8 @@ void fx_free(fx *f);
 /* cmocka setup and teardown for a test whose state is one fixture with no observer. */
 int fx_setup(void **state);
 int fx_teardown(void **state);
+/* A cmocka test of `fn` with that setup and teardown. */
+#define FX_TEST(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 /*
  * Open a backend of plugin `plugin` ("inprocess", "inproc_b", "inproc_container",
  * "inproc_microvm", "inproc_vm", "inproc_silent") with `yaml` as its config: (NULL: none).

@@ -563,24 +563,23 @@ static void dispose_races_acquire(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 	const struct CMUnitTest tests[] = {
-		T(get_or_create_per_key_and_kind),
-		T(a_refused_spec_never_reaches_the_backend),
-		T(a_key_needs_scope_and_thread),
-		T(the_backends_own_acquire_failure_is_carried),
-		T(call_scope_folds_the_call_id),
-		T(dispose_hands_backends_no_null_part),
-		T(dispose_asks_every_backend_and_folds),
-		T(a_key_whose_disposal_failed_is_unclean_until_one_lands),
-		T(dispose_scope_purges_every_backend_and_the_guard_reports),
-		T(a_landed_purge_clears_unclean_keys),
-		T(a_failed_reclaim_follows_the_policy),
-		T(sixteen_racers_one_backend_acquire),
-		T(racers_share_one_failure),
-		T(distinct_keys_acquire_in_parallel),
-		T(the_barrier_refuses_a_serial_caller),
-		T(dispose_races_acquire),
+		FX_TEST(get_or_create_per_key_and_kind),
+		FX_TEST(a_refused_spec_never_reaches_the_backend),
+		FX_TEST(a_key_needs_scope_and_thread),
+		FX_TEST(the_backends_own_acquire_failure_is_carried),
+		FX_TEST(call_scope_folds_the_call_id),
+		FX_TEST(dispose_hands_backends_no_null_part),
+		FX_TEST(dispose_asks_every_backend_and_folds),
+		FX_TEST(a_key_whose_disposal_failed_is_unclean_until_one_lands),
+		FX_TEST(dispose_scope_purges_every_backend_and_the_guard_reports),
+		FX_TEST(a_landed_purge_clears_unclean_keys),
+		FX_TEST(a_failed_reclaim_follows_the_policy),
+		FX_TEST(sixteen_racers_one_backend_acquire),
+		FX_TEST(racers_share_one_failure),
+		FX_TEST(distinct_keys_acquire_in_parallel),
+		FX_TEST(the_barrier_refuses_a_serial_caller),
+		FX_TEST(dispose_races_acquire),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

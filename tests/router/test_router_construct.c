@@ -219,16 +219,16 @@ static void options_outside_their_axes_are_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(default_floor_is_microvm_and_refuses_a_weaker_backend, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(a_lowered_floor_admits_it, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(selected_with_per_spec_is_refused, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(an_unregistered_selected_name_lists_what_is, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(fixed_resolves_the_first_or_the_selected, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(fixed_refuses_a_selected_backend_below_the_floor, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(per_spec_refuses_when_nothing_clears_the_floor, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(per_spec_warns_once_per_backend_below_the_floor, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(nothing_registered, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(options_outside_their_axes_are_refused, fx_setup, fx_teardown),
+		FX_TEST(default_floor_is_microvm_and_refuses_a_weaker_backend),
+		FX_TEST(a_lowered_floor_admits_it),
+		FX_TEST(selected_with_per_spec_is_refused),
+		FX_TEST(an_unregistered_selected_name_lists_what_is),
+		FX_TEST(fixed_resolves_the_first_or_the_selected),
+		FX_TEST(fixed_refuses_a_selected_backend_below_the_floor),
+		FX_TEST(per_spec_refuses_when_nothing_clears_the_floor),
+		FX_TEST(per_spec_warns_once_per_backend_below_the_floor),
+		FX_TEST(nothing_registered),
+		FX_TEST(options_outside_their_axes_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
