@@ -85,3 +85,6 @@ tests_bench_bench_tools_SOURCES = tests/bench/bench_tools.c
 tests_bench_bench_tools_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_tools_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 EXTRA_tests_bench_bench_tools_DEPENDENCIES = plugins/inprocess/inprocess.la
+
+# Header-only helpers the benchmarks above include.
+EXTRA_DIST += tests/bench/bench_stats.h tests/bench/bench_warm.h
