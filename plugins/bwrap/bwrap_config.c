@@ -45,19 +45,6 @@ static msb_errc resolve_engine(const char *name, char **out, const msb_node *at,
 			     name);
 }
 
-static msb_errc read_cpus(const msb_node *config, double *cpus, msb_error *err)
-{
-	const msb_node *n = msb_node_get(config, "cpus");
-	if (!n)
-		return MSB_OK;
-	char *end = NULL;
-	double v = n->kind == MSB_NODE_SCALAR ? strtod(n->scalar, &end) : -1;
-	if (!end || *end || v < 0 || v > 4096)
-		return msb_node_error(err, n, MSB_E_CONFIG, "expected a number of CPUs (e.g. 0.5, 2), or 0 for none");
-	*cpus = v;
-	return MSB_OK;
-}
-
 static msb_errc read_id(const msb_node *config, const char *key, long *id, msb_error *err)
 {
 	uint64_t v = (uint64_t)*id;
@@ -90,7 +77,7 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 	if (!rc)
 		rc = msb_node_uint(config, "pids", &out->limits.pids, err);
 	if (!rc)
-		rc = read_cpus(config, &out->limits.cpus, err);
+		rc = msb_node_cpus(config, "cpus", &out->limits.cpus, err);
 	if (!rc)
 		rc = msb_node_size(config, "tmp_size", &out->tmp_size, err);
 	const msb_node *user = msb_node_get(config, "user");

@@ -209,20 +209,6 @@ static bool gvisor_alive(void *p, const msb_driver_box *box)
 	return lstat(box->socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid();
 }
 
-static msb_errc read_cpus(gvisor_ctx *ctx, const msb_node *config, msb_error *err)
-{
-	const msb_node *n = msb_node_get(config, "cpus");
-	if (!n)
-		return MSB_OK;
-	char *end = NULL;
-	double v = n->kind == MSB_NODE_SCALAR ? strtod(n->scalar, &end) : -1;
-	if (!end || *end || v < 0 || v > 4096)
-		return msb_node_error(err, n, MSB_E_CONFIG,
-				      "expected a number of CPUs (e.g. 0.5, 2), or 0 for none");
-	ctx->cpus = v;
-	return MSB_OK;
-}
-
 /*
  * The platform when the config names none: systrap where this runsc has it (the fastest
  * that needs no hardware virtualisation), else ptrace. kvm is never picked unasked: on a
@@ -296,7 +282,7 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	if (rc == MSB_OK)
 		rc = msb_node_size(config, "tmp_size", &ctx->tmp_size, err);
 	if (rc == MSB_OK)
-		rc = read_cpus(ctx, config, err);
+		rc = msb_node_cpus(config, "cpus", &ctx->cpus, err);
 	if (rc == MSB_OK)
 		rc = msb_images_read(config, &ctx->images, err);
 	if (rc != MSB_OK)

@@ -221,6 +221,20 @@ msb_errc msb_node_seconds(const msb_node *map, const char *key, double *out, msb
 	return typed_scalar(map, key, out, "a duration", seconds_parser, err);
 }
 
+msb_errc msb_node_cpus(const msb_node *map, const char *key, double *out, msb_error *err)
+{
+	const msb_node *n = msb_node_get(map, key);
+	if (!n)
+		return MSB_OK;
+	char *end = NULL;
+	double v = n->kind == MSB_NODE_SCALAR ? strtod(n->scalar, &end) : -1;
+	if (!end || *end || v < 0 || v > 4096)
+		return msb_node_error(err, n, MSB_E_CONFIG,
+				      "expected a number of CPUs (e.g. 0.5, 2), or 0 for none");
+	*out = v;
+	return MSB_OK;
+}
+
 msb_errc msb_node_strings(const msb_node *map, const char *key, const char ***out, msb_error *err)
 {
 	const msb_node *n = msb_node_get(map, key);

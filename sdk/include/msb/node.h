@@ -68,6 +68,8 @@ msb_errc msb_node_uint(const msb_node *map, const char *key, uint64_t *out, msb_
 msb_errc msb_node_size(const msb_node *map, const char *key, uint64_t *out, msb_error *err);
 /* A duration in seconds: "30", "1.5", "250ms", "2s", "5m". */
 msb_errc msb_node_seconds(const msb_node *map, const char *key, double *out, msb_error *err);
+/* A number of CPUs for a CPU quota: a decimal from 0 (none) to 4096, fractions allowed ("0.5"). */
+msb_errc msb_node_cpus(const msb_node *map, const char *key, double *out, msb_error *err);
 /*
  * A sequence of scalars, returned as a NULL-terminated array of borrowed strings in one
  * allocation (free() it). *out is left alone when the key is absent.
