@@ -21,6 +21,7 @@
 
 #include "gvisor_fixture.h"
 #include "backend_cases.h"
+#include "cgroup_parents.h"
 
 static backend_fixture fx;
 static msb_spec spec;
@@ -44,9 +45,13 @@ static bool sandbox_cgroup(const char *ctrl, const char *name, char *out, size_t
 
 /* ---- setup: one container for most cases ------------------------------------------- */
 
+/* runsc puts every sandbox under /msb/gvisor in each hierarchy; the test removes what it made. */
+static msb_test_cg_parents cg_parents = { .rel = { "msb/gvisor", "msb" } };
+
 static int group_setup(void **state)
 {
 	(void)state;
+	msb_test_cg_note(&cg_parents);
 	return backend_setup(&fx, &spec, gvisor_fixture_open,
 			     "memory: 512MiB\npids: 4096\nrlimit_nproc: 100\nrlimit_as: 160MiB\nmax_output: 65536\n", &shared);
 }
@@ -54,7 +59,9 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	return backend_teardown(&fx, shared, gvisor_fixture_leaks);
+	int rc = backend_teardown(&fx, shared, gvisor_fixture_leaks);
+	msb_test_cg_clean(&cg_parents);
+	return rc;
 }
 
 /* ---- the cases ---------------------------------------------------------------------- */

@@ -13,11 +13,14 @@ for f in "$msb" "$inproc" "$fixtures/good.so"; do
 done
 
 tmp=$(mktemp -d /tmp/msb-cli.XXXXXX)
-# A persistent backend's sandboxes are disposed however the script ends, then the state goes.
+. "$src/tests/lib/cgroup_parents.sh"
+# A persistent backend's sandboxes are disposed however the script ends, then the state goes,
+# then the cgroup parents a backend made for them.
 cleanup() {
 	[ -f "$tmp/bwrap.yaml" ] && "$msb" -c "$tmp/bwrap.yaml" dispose --scope rt --thread t1 >/dev/null 2>&1
 	[ -f "$tmp/default.yaml" ] && "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t1 >/dev/null 2>&1
 	rm -rf "$tmp"
+	msb_cg_clean
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM

@@ -14,7 +14,9 @@ B=${MSB_TOP_BUILDDIR:?run from make check (MSB_TOP_BUILDDIR unset)}
 MSB="$B/core/cli/msb"
 AGENT="$B/sdk/agent/msb-agent"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/msb-conf-all-XXXXXX") || exit 1
-trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT INT TERM
+. "${MSB_TOP_SRCDIR:?run from make check}/tests/lib/cgroup_parents.sh"
+trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"; msb_cg_clean' EXIT
+trap 'exit 1' INT TERM
 
 ran=0 failed=0 skipped=0
 wanted=${*:-inprocess process bwrap gvisor qemu}
