@@ -418,12 +418,6 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 MSB_BACKEND_DEFINE(
 	.name = "bwrap",
 	.isolation = "container",
-	.declarations = {
-		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out", "files_list",
-					  "files_delete"),
-		.egress_modes = MSB_WORDS("closed"),
-		.os_families = MSB_WORDS("posix"),
-		.isolation_scopes = MSB_WORDS("conversation", "call"),
-	},
+	.declarations = MSB_DRIVER_DECLARATIONS,
 	.init = bwrap_init,
 	MSB_DRIVER_OPERATIONS);

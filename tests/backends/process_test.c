@@ -265,6 +265,9 @@ static void test_config_refused(void **state)
 	assert_int_equal(d->egress_modes, MSB_BIT(MSB_EGRESS_CLOSED));
 	assert_int_equal(d->isolation_scopes,
 			 MSB_BIT(MSB_SCOPE_CONVERSATION) | MSB_BIT(MSB_SCOPE_CALL));
+	/* The guest is the agent's, a POSIX program: a spec asking for posix is served. */
+	assert_int_equal(d->os_families, MSB_BIT(MSB_OS_POSIX));
+	assert_false(d->unstated & MSB_DECL_OS_FAMILIES);
 	msb_loader_free(loader);
 }
 

@@ -195,12 +195,16 @@ pid_t msb_driver_read_pid_file(const char *path);
  * "" when `path` is NULL or unreadable. */
 void msb_driver_file_tail(const char *path, char *out, size_t cap);
 
-/* Exactly what the driver implements. */
+/*
+ * Exactly what the driver implements. The guest agent is a POSIX program, so every guest a
+ * driver-based backend hands out speaks POSIX paths and argv quoting: os_families is {posix}.
+ */
 #define MSB_DRIVER_DECLARATIONS                                                          \
 	{                                                                                \
 		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",  \
 					  "files_list", "files_delete"),                \
 		.egress_modes = MSB_WORDS("closed"),                                     \
+		.os_families = MSB_WORDS("posix"),                                       \
 		.isolation_scopes = MSB_WORDS("conversation", "call"),                   \
 	}
 
