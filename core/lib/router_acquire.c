@@ -534,12 +534,130 @@ static bool match_scope(const struct router_entry *e, const void *arg)
 	return strcmp(e->scope, m->scope) == 0 && strcmp(e->thread_id, m->thread_id) == 0;
 }
 
+/*
+ * A key of the conversation being purged, which backends this router routed it to, and the
+ * fold of what the failing ones among them reported. A backend's purge answers for the
+ * whole conversation, never per key, so the finest truthful attribution is the backend: a
+ * key is held closed when a backend that served it failed its purge, and a key served only
+ * by backends whose purge landed was disposed cleanly and stays open.
+ */
+struct served_key {
+	struct served_key *next;
+	msb_key key;                  /* strings in `strings` */
+	char *strings;
+	bool blamed;                  /* a backend that served it failed its purge */
+	msb_disposal_failure failure; /* the fold of what those backends reported */
+	bool by[];                    /* by[i]: router->backends[i] served one of its kinds */
+};
+
+static void served_free(struct served_key *s)
+{
+	while (s) {
+		struct served_key *next = s->next;
+		msb_disposal_failure_free(&s->failure);
+		free(s->strings);
+		free(s);
+		s = next;
+	}
+}
+
+static size_t backend_index(const msb_router *r, const msb_backend *b)
+{
+	size_t i = 0;
+	while (i < r->n_backends && r->backends[i] != b)
+		i++;
+	return i;
+}
+
+/*
+ * Under the lock, before the conversation's entries are unlinked: every key the table holds
+ * for it. Out of memory, a key goes unrecorded and so is never held closed by this purge —
+ * the same fail-open unclean_set makes, rather than crashing the delete path.
+ */
+static struct served_key *served_collect(const msb_router *r, const struct scope_match *m)
+{
+	struct served_key *list = NULL;
+	for (size_t i = 0; i < ROUTER_BUCKETS; i++) {
+		for (const struct router_entry *e = r->buckets[i]; e; e = e->next) {
+			if (!match_scope(e, m))
+				continue;
+			struct served_key *s = list;
+			while (s && !key_is(&s->key, e->scope, e->thread_id, e->agent_dir, e->call_id))
+				s = s->next;
+			if (!s) {
+				s = calloc(1, sizeof *s + r->n_backends * sizeof s->by[0]);
+				const char *parts[4] = { e->scope, e->thread_id, e->agent_dir, e->call_id };
+				const char *out[4];
+				char *joined = s ? strings_join(parts, out, 4) : NULL;
+				if (!joined) {
+					free(s);
+					continue;
+				}
+				s->strings = joined;
+				s->key = (msb_key){ out[0], out[1], out[2], out[3] };
+				s->failure = (msb_disposal_failure){ MSB_DISPOSAL_UNKNOWN, NULL };
+				s->next = list;
+				list = s;
+			}
+			size_t b = backend_index(r, e->backend);
+			if (b < r->n_backends)
+				s->by[b] = true;
+		}
+	}
+	return list;
+}
+
+/* Backend `b` failed its purge with `failure`: every key it served carries a copy. */
+static void served_blame(struct served_key *list, size_t b, const msb_disposal_failure *failure)
+{
+	for (struct served_key *s = list; s; s = s->next) {
+		if (!s->by[b])
+			continue;
+		msb_disposal_failure copy = { MSB_DISPOSAL_UNKNOWN, NULL };
+		/* Out of memory the detail is lost, never the blame: the key is still held. */
+		if (msb_disposal_failure_set(&copy, failure->code, "%s", nz(failure->detail)) == MSB_OK)
+			msb_disposal_failure_fold(&s->failure, &copy);
+		else if (!s->blamed)
+			s->failure.code = failure->code;
+		msb_disposal_failure_free(&copy);
+		s->blamed = true;
+	}
+}
+
+/* Under the lock: hold closed every blamed key; return how many. */
+static size_t served_hold(msb_router *r, const struct served_key *list)
+{
+	size_t held = 0;
+	for (const struct served_key *s = list; s; s = s->next) {
+		if (!s->blamed)
+			continue;
+		unclean_set(r, &s->key, &s->failure);
+		held++;
+	}
+	return held;
+}
+
+/* Under the lock: a purge that landed whole cleans every key of the conversation. */
+static void unclean_clear_scope(msb_router *r, const struct scope_match *m)
+{
+	for (struct router_unclean **pp = &r->unclean; *pp;) {
+		struct router_unclean *u = *pp;
+		if (strcmp(u->scope, m->scope) == 0 && strcmp(u->thread_id, m->thread_id) == 0) {
+			*pp = u->next;
+			unclean_free(u);
+		} else {
+			pp = &u->next;
+		}
+	}
+}
+
 void msb_router_dispose_scope(msb_router *router, const char *scope, const char *thread_id,
 			      msb_scope_purge *purge)
 {
 	msb_scope_purge total = { 0, false, { MSB_DISPOSAL_UNKNOWN, NULL } };
 	const struct scope_match m = { nz(scope), nz(thread_id) };
 	pthread_mutex_lock(&router->lock);
+	struct served_key *served = served_collect(router, &m);
 	struct router_entry *doomed = unlink_matching(router, match_scope, &m);
 	pthread_mutex_unlock(&router->lock);
 	free_chain(doomed);
@@ -555,32 +673,28 @@ void msb_router_dispose_scope(msb_router *router, const char *scope, const char 
 				msb_disposal_failure_set(&one.undisposed, one.undisposed.code,
 							 "sandbox backend '%s' left sandboxes of the "
 							 "conversation and said nothing more", b->name);
+			served_blame(served, i, &one.undisposed);
 			msb_disposal_failure_fold(&total.undisposed, &one.undisposed);
 			total.has_undisposed = true;
 		}
 		msb_scope_purge_free(&one);
 	}
+	size_t held = 0;
+	pthread_mutex_lock(&router->lock);
+	if (total.has_undisposed)
+		held = served_hold(router, served);
+	else
+		unclean_clear_scope(router, &m);
+	pthread_mutex_unlock(&router->lock);
+	served_free(served);
 	if (total.has_undisposed)
 		router_warn(router,
 			    "sandbox router: the purge of (scope '%s', thread '%s') left sandboxes "
-			    "behind (%s): %s",
+			    "behind (%s): %s; %zu key(s) of it this router routed to a backend whose "
+			    "purge failed are refused with SandboxUnclean until a disposal lands",
 			    m.scope, m.thread_id,
 			    msb_word_name(MSB_AXIS_DISPOSAL_CODE, (int)total.undisposed.code),
-			    nz(total.undisposed.detail));
-	if (!total.has_undisposed) {
-		/* A purge that landed whole cleans every key of the conversation. */
-		pthread_mutex_lock(&router->lock);
-		for (struct router_unclean **pp = &router->unclean; *pp;) {
-			struct router_unclean *u = *pp;
-			if (strcmp(u->scope, m.scope) == 0 && strcmp(u->thread_id, m.thread_id) == 0) {
-				*pp = u->next;
-				unclean_free(u);
-			} else {
-				pp = &u->next;
-			}
-		}
-		pthread_mutex_unlock(&router->lock);
-	}
+			    nz(total.undisposed.detail), held);
 	const msb_observer *o = router->opt.observer;
 	if (o && o->scope_disposed) {
 		const msb_scope_disposed event = {

@@ -92,7 +92,13 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
  * backend reported nothing; false with `failure` holding the fold of what was reported.
  */
 bool msb_router_dispose(msb_router *router, const msb_key *key, msb_disposal_failure *failure);
-/* Purge a conversation across every registered backend. */
+/*
+ * Purge a conversation across every registered backend. A purge that lands whole reopens
+ * every key of the conversation. A backend's purge answers for the conversation, not per
+ * key, so when one does not land the router holds closed with SandboxUnclean each key of
+ * the conversation it routed to that backend (quoting what it reported), until a disposal
+ * of the key lands; a key it routed only to backends whose purge landed stays open.
+ */
 void msb_router_dispose_scope(msb_router *router, const char *scope, const char *thread_id,
 			      msb_scope_purge *purge);
 /*
