@@ -2,8 +2,17 @@
  * loader.c — the set of loaded plugins: dlopen one file, have its descriptor checked
  * (loader_validate.c), keep backend names unique, and dlclose them all at the end. A refused
  * plugin is dlclosed at once and leaves nothing behind.
+ *
+ * Loads on one loader may run from several threads at once. The loader's mutex is held only
+ * for the name check and the append, which must be one step: checked and appended apart, two
+ * threads loading one name would both pass the check and both be kept. dlopen and the
+ * descriptor checks run unlocked, on a plugin no other thread can see yet; the dynamic
+ * linker serialises what it must itself, and a plugin's constructors (run by dlopen) may
+ * take as long as they like without holding up a load of an unrelated plugin. A loser of
+ * that race dlcloses only its own reference, which leaves the winner's mapping in place.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +23,12 @@ msb_errc msb_loader_new(msb_loader **out, msb_error *err)
 	msb_loader *loader = calloc(1, sizeof *loader);
 	if (!loader)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory making a plugin loader");
+	int rc = pthread_mutex_init(&loader->lock, NULL);
+	if (rc) {
+		free(loader);
+		return msb_error_set(err, MSB_E_NOMEM, "cannot make a plugin loader's lock: %s",
+				     strerror(rc));
+	}
 	*out = loader;
 	return MSB_OK;
 }
@@ -36,6 +51,7 @@ void msb_loader_free(msb_loader *loader)
 	for (size_t i = loader->len; i-- > 0;)
 		plugin_free(loader->plugins[i]);
 	free(loader->plugins);
+	pthread_mutex_destroy(&loader->lock);
 	free(loader);
 }
 
@@ -83,6 +99,7 @@ msb_errc msb_loader_load(msb_loader *loader, const char *path, const msb_plugin 
 	}
 	msb_errc rc = msb_plugin_validate(p, err);
 	if (rc == MSB_OK) {
+		pthread_mutex_lock(&loader->lock);
 		const msb_plugin *taken = loader_find(loader, p->desc->name);
 		if (taken)
 			rc = msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED,
@@ -90,9 +107,10 @@ msb_errc msb_loader_load(msb_loader *loader, const char *path, const msb_plugin 
 					   "%s: two backends with one name would make sandbox.yaml "
 					   "ambiguous",
 					   path, MSB_BACKEND_SYMBOL, p->desc->name, taken->file);
+		else
+			rc = loader_append(loader, p, err);
+		pthread_mutex_unlock(&loader->lock);
 	}
-	if (rc == MSB_OK)
-		rc = loader_append(loader, p, err);
 	if (rc != MSB_OK) {
 		plugin_free(p);
 		return rc;
@@ -102,14 +120,31 @@ msb_errc msb_loader_load(msb_loader *loader, const char *path, const msb_plugin 
 	return MSB_OK;
 }
 
+/* The lock is not part of what a const loader promises to keep unchanged. */
+static pthread_mutex_t *loader_lock(const msb_loader *loader)
+{
+	return &((msb_loader *)loader)->lock;
+}
+
 size_t msb_loader_count(const msb_loader *loader)
 {
-	return loader ? loader->len : 0;
+	if (!loader)
+		return 0;
+	pthread_mutex_lock(loader_lock(loader));
+	size_t len = loader->len;
+	pthread_mutex_unlock(loader_lock(loader));
+	return len;
 }
 
 const msb_plugin *msb_loader_at(const msb_loader *loader, size_t i)
 {
-	return loader && i < loader->len ? loader->plugins[i] : NULL;
+	if (!loader)
+		return NULL;
+	/* The array may be reallocated by a load; the plugin it points at never moves. */
+	pthread_mutex_lock(loader_lock(loader));
+	const msb_plugin *p = i < loader->len ? loader->plugins[i] : NULL;
+	pthread_mutex_unlock(loader_lock(loader));
+	return p;
 }
 
 const char *msb_plugin_name(const msb_plugin *plugin)

@@ -9,6 +9,7 @@
 #ifndef MSB_PLUGIN_INTERNAL_H
 #define MSB_PLUGIN_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include <msb/backend.h>
@@ -24,11 +25,16 @@ struct msb_plugin {
 	msb_effective_declarations decl;     /* desc->declarations, silence rules applied */
 };
 
-/* The set of loaded plugins, in load order; backend names are unique within it. */
+/*
+ * The set of loaded plugins, in load order; backend names are unique within it. `lock`
+ * guards plugins/len/cap: msb_loader_load takes it only to check the name and append,
+ * never across dlopen or validation, so one slow plugin's constructors stall no other load.
+ */
 struct msb_loader {
 	msb_plugin **plugins;
 	size_t len;
 	size_t cap;
+	pthread_mutex_t lock;
 };
 
 /*

@@ -16,3 +16,43 @@ tests_loader_test_resolve_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_loader_test_resolve_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 TESTS += tests/loader/sdk_install.sh
 EXTRA_DIST += tests/loader/sdk_install.sh
+
+# Loads racing on one loader. named.c is built once per name, so the race has distinct
+# plugins to load; it runs again under ThreadSanitizer (TSAN_TESTS in Makefile.am).
+LOADER_NAMED = tests/loader/named_0.la tests/loader/named_1.la tests/loader/named_2.la \
+	tests/loader/named_3.la tests/loader/named_4.la tests/loader/named_5.la
+check_LTLIBRARIES += $(LOADER_NAMED)
+LOADER_NAMED_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fixtures
+LOADER_NAMED_LIBADD = sdk/libmsb-sdk.la
+tests_loader_named_0_la_SOURCES = tests/loader/named.c
+tests_loader_named_0_la_CPPFLAGS = $(LOADER_NAMED_CPPFLAGS) -DNAMED_FIXTURE=\"loader_named_0\"
+tests_loader_named_0_la_LDFLAGS = $(FIXTURE_LINKFLAGS)
+tests_loader_named_0_la_LIBADD = $(LOADER_NAMED_LIBADD)
+tests_loader_named_1_la_SOURCES = tests/loader/named.c
+tests_loader_named_1_la_CPPFLAGS = $(LOADER_NAMED_CPPFLAGS) -DNAMED_FIXTURE=\"loader_named_1\"
+tests_loader_named_1_la_LDFLAGS = $(FIXTURE_LINKFLAGS)
+tests_loader_named_1_la_LIBADD = $(LOADER_NAMED_LIBADD)
+tests_loader_named_2_la_SOURCES = tests/loader/named.c
+tests_loader_named_2_la_CPPFLAGS = $(LOADER_NAMED_CPPFLAGS) -DNAMED_FIXTURE=\"loader_named_2\"
+tests_loader_named_2_la_LDFLAGS = $(FIXTURE_LINKFLAGS)
+tests_loader_named_2_la_LIBADD = $(LOADER_NAMED_LIBADD)
+tests_loader_named_3_la_SOURCES = tests/loader/named.c
+tests_loader_named_3_la_CPPFLAGS = $(LOADER_NAMED_CPPFLAGS) -DNAMED_FIXTURE=\"loader_named_3\"
+tests_loader_named_3_la_LDFLAGS = $(FIXTURE_LINKFLAGS)
+tests_loader_named_3_la_LIBADD = $(LOADER_NAMED_LIBADD)
+tests_loader_named_4_la_SOURCES = tests/loader/named.c
+tests_loader_named_4_la_CPPFLAGS = $(LOADER_NAMED_CPPFLAGS) -DNAMED_FIXTURE=\"loader_named_4\"
+tests_loader_named_4_la_LDFLAGS = $(FIXTURE_LINKFLAGS)
+tests_loader_named_4_la_LIBADD = $(LOADER_NAMED_LIBADD)
+tests_loader_named_5_la_SOURCES = tests/loader/named.c
+tests_loader_named_5_la_CPPFLAGS = $(LOADER_NAMED_CPPFLAGS) -DNAMED_FIXTURE=\"loader_named_5\"
+tests_loader_named_5_la_LDFLAGS = $(FIXTURE_LINKFLAGS)
+tests_loader_named_5_la_LIBADD = $(LOADER_NAMED_LIBADD)
+check_PROGRAMS += tests/loader/test_loader_threads
+TESTS += tests/loader/test_loader_threads
+tests_loader_test_loader_threads_SOURCES = tests/loader/test_loader_threads.c
+tests_loader_test_loader_threads_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_loader_test_loader_threads_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+# The plugins it dlopens, so `make tests/loader/test_loader_threads` alone (the TSan pass) builds them.
+EXTRA_tests_loader_test_loader_threads_DEPENDENCIES = $(LOADER_NAMED) tests/fixtures/good.la \
+	tests/fixtures/silent.la

@@ -67,12 +67,21 @@ typedef struct msb_plugin msb_plugin;
 typedef struct msb_loader msb_loader;
 
 msb_errc msb_loader_new(msb_loader **out, msb_error *err);
-/* dlclose every plugin. Every backend opened from them must have been closed first. */
+/*
+ * dlclose every plugin. Every backend opened from them must have been closed first, and no
+ * other call on `loader` may be running.
+ */
 void msb_loader_free(msb_loader *loader);
 /*
  * Load and validate one plugin file. Refuses (MSB_E_BACKEND_NOT_PERMITTED, or MSB_E_IMPORT
  * when dlopen itself fails) naming the file and the field; a second plugin declaring a
  * backend name already loaded is refused naming both files. The plugin belongs to `loader`.
+ *
+ * Thread-safe: several threads may load into one loader at once, beside msb_loader_count
+ * and msb_loader_at. No lock is held across dlopen, so loads of unrelated plugins overlap;
+ * when loads of one backend name race, exactly one is kept and every other is refused as a
+ * second load would be. Which file wins a race between two files of one name is whichever
+ * finished validating first.
  */
 msb_errc msb_loader_load(msb_loader *loader, const char *path, const msb_plugin **out,
 			 msb_error *err);
