@@ -234,7 +234,6 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 		.run_fd = MSB_BWRAP_FD_RUN,
 		.agent_fd = MSB_BWRAP_FD_AGENT,
 		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
-		.block_fd = MSB_BWRAP_FD_BLOCK,
 		.tmp_size = ctx->cfg.tmp_size,
 	};
 	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);

@@ -167,11 +167,6 @@ msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char
 		snprintf(num, sizeof num, "%d", l->seccomp_fd);
 		push2(&b, "--seccomp", num);
 	}
-	if (l->block_fd >= 0) {
-		char num[16];
-		snprintf(num, sizeof num, "%d", l->block_fd);
-		push2(&b, "--block-fd", num);
-	}
 	if (l->work_guest)
 		push2(&b, "--chdir", l->work_guest);
 	/* Last: the root tmpfs (and the directories bwrap made in it) becomes read-only. */

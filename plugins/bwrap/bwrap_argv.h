@@ -22,7 +22,6 @@ typedef struct msb_bwrap_layout {
 	int run_fd;             /* O_PATH fd of the socket directory, bound read-write */
 	int agent_fd;           /* O_PATH fd of the static agent, bound read-only */
 	int seccomp_fd;         /* the compiled filter */
-	int block_fd;           /* bwrap's init waits for a byte here before the command runs */
 	uint64_t tmp_size;      /* 0: bwrap's default tmpfs size */
 } msb_bwrap_layout;
 

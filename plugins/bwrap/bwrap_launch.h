@@ -18,22 +18,20 @@ enum {
 	MSB_BWRAP_FD_AGENT = 6,
 	MSB_BWRAP_FD_READY = 7,  /* inherited through bwrap by the agent (--ready-fd) */
 	MSB_BWRAP_FD_COUNT = 5, /* how many, from MSB_BWRAP_FD_SECCOMP on */
-	MSB_BWRAP_FD_BLOCK = 8,  /* --block-fd: made by the keeper itself (the gate) */
 };
 
 typedef struct msb_bwrap_launch {
 	char *const *argv;                /* bwrap's, referring to the fds above by number */
 	int fds[MSB_BWRAP_FD_COUNT];      /* seccomp, work, run, agent, ready: placed at 3 … 7 */
 	int log_fd;                       /* bwrap's stdout and stderr */
-	const msb_cgroup *cgroup;         /* bwrap is moved in before its command runs; may be NULL */
+	const msb_cgroup *cgroup;         /* bwrap is born inside it; may be NULL */
 	long uid, gid;                    /* dropped to before bwrap execs; -1: keep */
 } msb_bwrap_launch;
 
 /*
- * Start bwrap (whose argv must carry --block-fd MSB_BWRAP_FD_BLOCK) under a detached keeper
- * and return bwrap's pid (the process whose death means the sandbox is gone). Refuses,
- * naming the step, when the keeper could not move bwrap into the cgroup, drop its ids or
- * exec bwrap.
+ * Start bwrap under a detached keeper and return bwrap's pid (the process whose death means
+ * the sandbox is gone). Refuses, naming the step, when the keeper could not start bwrap
+ * inside the cgroup, drop its ids or exec bwrap.
  */
 msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *launch, pid_t *pid, msb_error *err);
 

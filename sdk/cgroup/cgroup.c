@@ -1,6 +1,7 @@
 /*
  * cgroup.c — creating a sandbox's cgroup (one directory per hierarchy a limit needs, plus a
- * kill handle), writing its limits, saving and loading its directory list, and joining it.
+ * kill handle), writing its limits, saving and loading its directory list, and joining it
+ * (the caller, or a child born inside it).
  * Tearing it down is cgroup_destroy.c.
  */
 #include <errno.h>
@@ -9,10 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
+
+void msb_cgroup_dir_paths(msb_cgroup_member_dir *d)
+{
+	snprintf(d->procs, sizeof d->procs, "%s/cgroup.procs", d->path);
+	snprintf(d->join, sizeof d->join, "%s/%s", d->path, d->v2 ? "cgroup.procs" : "tasks");
+}
 
 msb_errc msb_cgroup_write(const char *dir, const char *file, const char *text, msb_error *err)
 {
@@ -111,9 +121,8 @@ static msb_cgroup_member_dir *dir_for(msb_cgroup *cg, const msb_cgroup_mount *m,
 	}
 	msb_cgroup_member_dir *d = &cg->dirs[cg->len++];
 	memcpy(d->path, path, sizeof path);
-	memcpy(d->procs, path, sizeof path);
-	strcat(d->procs, "/cgroup.procs");
 	d->v2 = m->v2;
+	msb_cgroup_dir_paths(d);
 	return d;
 }
 
@@ -301,10 +310,9 @@ msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err)
 		}
 		msb_cgroup_member_dir *d = &cg->dirs[cg->len++];
 		memcpy(d->path, path, sizeof path);
-		memcpy(d->procs, path, sizeof path);
-		strcat(d->procs, "/cgroup.procs");
 		d->v2 = strcmp(kind, "v2") == 0;
 		d->freezer = strcmp(kind, "freezer") == 0;
+		msb_cgroup_dir_paths(d);
 	}
 	fclose(f);
 	if (rc) {
@@ -315,41 +323,73 @@ msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err)
 	return MSB_OK;
 }
 
-/* Write `text` (len bytes) to every directory's cgroup.procs; open/write/close only. */
-static int write_procs(const msb_cgroup *cg, const char *text, size_t len)
+/* Write "0" to `d`'s join file: open/write/close only. 0 or an errno. */
+static int join_dir(const msb_cgroup_member_dir *d)
+{
+	int fd = open(d->join, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	ssize_t n = write(fd, "0", 1);
+	int saved = errno;
+	close(fd);
+	return n == 1 ? 0 : n < 0 ? saved : EIO;
+}
+
+/* Join every directory of `cg` but `skip` (one already joined; -1 for none). */
+static int join_all_but(const msb_cgroup *cg, ssize_t skip)
 {
 	for (size_t i = 0; i < cg->len; i++) {
-		int fd = open(cg->dirs[i].procs, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return errno;
-		ssize_t n = write(fd, text, len);
-		int saved = errno;
-		close(fd);
-		if (n != (ssize_t)len)
-			return n < 0 ? saved : EIO;
+		int e = (ssize_t)i == skip ? 0 : join_dir(&cg->dirs[i]);
+		if (e)
+			return e;
 	}
 	return 0;
 }
 
 int msb_cgroup_join_self(const msb_cgroup *cg)
 {
-	/* "0" is the writer itself, in v1 and v2 alike: no pid to format after a fork. */
-	return write_procs(cg, "0", 1);
+	return join_all_but(cg, -1);
 }
 
-int msb_cgroup_attach(const msb_cgroup *cg, pid_t pid)
+/* clone3 as fork, the child placed in the cgroup2 directory open at `dir_fd`. */
+static pid_t clone_into(int dir_fd)
 {
-	if (pid <= 0)
-		return EINVAL;
-	/* Formatted by hand: snprintf is not async-signal-safe. */
-	char text[24];
-	size_t len = 0;
-	char rev[24];
-	for (unsigned long v = (unsigned long)pid; v; v /= 10)
-		rev[len++] = (char)('0' + v % 10);
-	for (size_t i = 0; i < len; i++)
-		text[i] = rev[len - 1 - i];
-	return write_procs(cg, text, len);
+	struct clone_args args;
+	memset(&args, 0, sizeof args);
+	args.flags = CLONE_INTO_CGROUP;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)dir_fd;
+	return (pid_t)syscall(SYS_clone3, &args, sizeof args);
+}
+
+pid_t msb_cgroup_fork(const msb_cgroup *cg, int *join_error)
+{
+	*join_error = 0;
+	ssize_t v2 = -1;
+	for (size_t i = 0; i < cg->len && v2 < 0; i++)
+		if (cg->dirs[i].v2)
+			v2 = (ssize_t)i;
+	pid_t pid = -1;
+	if (v2 >= 0) {
+		int fd = open(cg->dirs[v2].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		pid = clone_into(fd);
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		/* Out of memory or processes is the answer; anything else is clone3 missing,
+		 * refused by a seccomp policy, or CLONE_INTO_CGROUP unknown: fork and join. */
+		if (pid < 0 && (errno == EAGAIN || errno == ENOMEM))
+			return -1;
+		if (pid < 0)
+			v2 = -1;
+	}
+	if (pid < 0)
+		pid = fork();
+	if (pid == 0)
+		*join_error = join_all_but(cg, v2);
+	return pid;
 }
 
 size_t msb_cgroup_count(const msb_cgroup *cg)

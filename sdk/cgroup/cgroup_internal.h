@@ -41,8 +41,9 @@ const msb_cgroup_mount *msb_cgroup_mounts_v2(const msb_cgroup_mounts *m);
 
 /* One directory of a sandbox's cgroup, with what it is used for. */
 typedef struct msb_cgroup_member_dir {
-	char path[PATH_MAX];
+	char path[PATH_MAX - 16]; /* leaves room for a file name after it */
 	char procs[PATH_MAX]; /* path + "/cgroup.procs", built before any fork */
+	char join[PATH_MAX];  /* what a self-join writes "0" to: v1 "tasks", v2 "cgroup.procs" */
 	bool v2;
 	bool freezer; /* a v1 freezer directory: what stops a fork race during the kill */
 } msb_cgroup_member_dir;
@@ -51,6 +52,9 @@ struct msb_cgroup {
 	msb_cgroup_member_dir dirs[MSB_CGROUP_MAX_DIRS];
 	size_t len;
 };
+
+/* Fill in `d`'s file paths from d->path and d->v2. */
+void msb_cgroup_dir_paths(msb_cgroup_member_dir *d);
 
 /* Write `text` to `dir`/`file`; refuses naming the file. */
 msb_errc msb_cgroup_write(const char *dir, const char *file, const char *text, msb_error *err);

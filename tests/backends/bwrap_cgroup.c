@@ -130,6 +130,61 @@ static void fork_bomb_is_held_and_daemon_is_killed(void **state)
 	msb_cgroup_free(cg);
 }
 
+/* Whether `pid` is listed in `dir`/cgroup.procs. */
+static bool member_of(const char *dir, pid_t pid)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	long p;
+	bool found = false;
+	while (!found && fscanf(f, "%ld", &p) == 1)
+		found = p == (long)pid;
+	fclose(f);
+	return found;
+}
+
+/* msb_cgroup_fork: the child is in every directory (v1 and the v2 kill handle alike) before
+ * it runs anything of its own, and the parent is in none of them. */
+static void a_child_of_msb_cgroup_fork_is_born_in_every_directory(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	int pipefd[2];
+	assert_int_equal(pipe(pipefd), 0);
+	int join = -1;
+	pid_t child = msb_cgroup_fork(cg, &join);
+	assert_true(child >= 0);
+	if (child == 0) {
+		char c = join ? 'F' : 'J';
+		ssize_t w = write(pipefd[1], &c, 1);
+		(void)w;
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	assert_int_equal(join, 0);
+	char c = 0;
+	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+	assert_int_equal(c, 'J');
+	assert_true(msb_cgroup_count(cg) >= 3);
+	for (size_t i = 0; i < msb_cgroup_count(cg); i++) {
+		assert_true(member_of(msb_cgroup_dir(cg, i), child));
+		assert_false(member_of(msb_cgroup_dir(cg, i), getpid()));
+	}
+	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	msb_cgroup_free(cg);
+}
+
 static void save_and_load_round_trip_and_refuse_tampering(void **state)
 {
 	(void)state;
@@ -293,6 +348,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(limits_are_written_and_dirs_removed),
 		cmocka_unit_test(fork_bomb_is_held_and_daemon_is_killed),
+		cmocka_unit_test(a_child_of_msb_cgroup_fork_is_born_in_every_directory),
 		cmocka_unit_test(save_and_load_round_trip_and_refuse_tampering),
 		cmocka_unit_test(bad_names_are_refused),
 	};

@@ -100,7 +100,6 @@ static void bare_prepare(void)
 		.run_fd = MSB_BWRAP_FD_RUN,
 		.agent_fd = MSB_BWRAP_FD_AGENT,
 		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
-		.block_fd = -1, /* the launcher's gate, not an engine flag */
 		.tmp_size = 64u << 20,
 	};
 	const char *cmd[] = { "true", NULL };
