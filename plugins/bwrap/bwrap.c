@@ -351,20 +351,12 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 }
 
 /*
- * The driver has just told the agent to SHUTDOWN: the agent exits, then bwrap's init, then
- * bwrap, which the keeper reaps before it exits itself. A moment's grace lets that chain
- * finish in order; killing it all at once instead orphans each bwrap to pid 1, which on a
- * machine whose pid 1 does not reap leaves zombies. The kill by cgroup follows either way.
+ * Everything the sandbox runs is in its cgroup and nothing else is (the keeper, which reaps,
+ * stays outside), so one kill by cgroup ends it all at once, bwrap and its init included:
+ * the driver need not ask the agent to SHUTDOWN first (pid_ends_all, below). Without a
+ * cgroup, the driver's SIGKILL of bwrap does it: bwrap's death takes its init (by
+ * --die-with-parent), and the init's death the pid namespace.
  */
-static void let_it_leave(const msb_cgroup *cg)
-{
-	long us = 100;
-	for (long waited = 0; waited < 100000 && msb_cgroup_populated(cg); waited += us, us *= 2) {
-		struct timespec ts = { 0, us * 1000 };
-		nanosleep(&ts, NULL);
-	}
-}
-
 static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
 {
 	const bwrap_ctx *ctx = p;
@@ -377,10 +369,8 @@ static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure 
 		msb_error_clear(&err);
 		return true; /* never got as far as a cgroup: nothing of ours to end */
 	}
-	if (!rc) {
-		let_it_leave(cg);
+	if (!rc)
 		rc = msb_cgroup_destroy(cg, ctx->cfg.stop_timeout, &err);
-	}
 	msb_cgroup_free(cg);
 	if (!rc)
 		unlink(file);
@@ -410,6 +400,7 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 	b.ctx_free = ctx_free;
 	b.start = bwrap_start;
 	b.stop = bwrap_stop;
+	b.pid_ends_all = true;
 	static const char *const keys[] = { MSB_BWRAP_CONFIG_KEYS, NULL };
 	return msb_driver_init(&b, config, host, keys, self, err);
 }

@@ -6,6 +6,8 @@
  * can reach one.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,11 +116,48 @@ bool msb_cgroup_populated(const msb_cgroup *cg)
 	return false;
 }
 
+/*
+ * Wait until v2 directory `d` says "populated 0" in cgroup.events. The kernel wakes a poll
+ * on that file at every change (and a change since the last read wakes it at once), so the
+ * last exit is seen when it happens, not at the next nap. false at the deadline, or when
+ * the file cannot be read (the caller's polling then decides).
+ */
+static bool v2_wait_empty(const msb_cgroup_member_dir *d, double deadline)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/cgroup.events", d->path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool empty = false;
+	for (;;) {
+		char text[256];
+		ssize_t n = pread(fd, text, sizeof text - 1, 0);
+		if (n <= 0)
+			break;
+		text[n] = '\0';
+		if ((empty = strstr(text, "populated 0") != NULL))
+			break;
+		double left = deadline - now();
+		if (left <= 0)
+			break;
+		struct pollfd p = { .fd = fd, .events = POLLPRI };
+		if (poll(&p, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			break;
+	}
+	close(fd);
+	return empty;
+}
+
 msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
 {
 	double deadline = now() + timeout;
 	kill_all(cg, deadline);
-	/* Exiting takes the kernel a moment; a member killed above may still be listed. */
+	/* Exiting takes the kernel a moment; a member killed above may still be listed. A task
+	 * leaves every hierarchy at once, so the v2 directory's word covers the v1 ones. */
+	for (size_t i = 0; i < cg->len; i++)
+		if (cg->dirs[i].v2)
+			v2_wait_empty(&cg->dirs[i], deadline);
 	for (size_t i = 0; i < cg->len; i++) {
 		long us = 100;
 		while (populated(&cg->dirs[i]) && now() < deadline) {

@@ -103,10 +103,12 @@ typedef struct msb_boundary {
 	/* Optional: whether the boundary is alive beyond its pid (NULL: the pid alone). */
 	bool (*alive)(void *ctx, const msb_driver_box *box);
 	/*
-	 * true when the recorded pid is the init of a pid namespace that holds everything the
-	 * sandbox runs: the kernel kills the whole namespace when it dies, so disposal SIGKILLs
-	 * it at once instead of first asking the agent to SHUTDOWN (a connection, a HELLO and
-	 * a kill walk saved). Leave false when anything could outlive that pid.
+	 * true when disposal can end everything the sandbox runs without the agent's help: the
+	 * recorded pid is the init of a pid namespace that holds it all (the kernel kills the
+	 * namespace when it dies), or stop kills it all (by cgroup) and otherwise the recorded
+	 * pid's death takes that init with it. Disposal then skips the SHUTDOWN request (a
+	 * connection, a HELLO and a kill walk saved): stop, then SIGKILL of the recorded pid.
+	 * Leave false when anything could outlive both.
 	 */
 	bool pid_ends_all;
 	/*
