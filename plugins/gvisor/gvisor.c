@@ -14,8 +14,9 @@
  * sandbox start (~0.3 s here) per exec, and loses processes a command leaves behind; the
  * agent makes warm exec a socket round trip plus a fork inside the Sentry.
  *
- * This file is the boundary driver: start (bundle, runsc run --detach under a reaper), stop
- * (runsc delete --force, then verify) and alive; the SDK's driver does the rest (msb/driver.h).
+ * This file is the boundary driver: start (the cgroup, the bundle, runsc run --detach under
+ * a reaper, born inside the cgroup) and alive; stop is gvisor_dispose.c (kill by cgroup, drop
+ * runsc's state, verify); the SDK's driver does the rest (msb/driver.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +73,8 @@ static msb_errc link_socket(const msb_driver_box *box, const char *chan, msb_err
 	snprintf(path, sizeof path, "%s/agent.sock", chan);
 	int64_t deadline = msb_agent_now_ms() + (int64_t)(box->config->start_timeout * 1000.0);
 	struct stat st;
-	for (int delay = 1; lstat(path, &st) != 0; delay = delay < 20 ? delay * 2 : 20) {
+	/* runsc run returns once the agent is started: the socket is a few ms away, not more. */
+	for (int delay = 1; lstat(path, &st) != 0; delay = delay < 2 ? delay * 2 : 2) {
 		if (msb_agent_now_ms() >= deadline)
 			return msb_error_set(err, MSB_E_TIMEOUT, "backend gvisor: sandbox %s: the agent "
 					     "did not create its socket within %.1f s", box->name,
@@ -90,6 +92,30 @@ static msb_errc link_socket(const msb_driver_box *box, const char *chan, msb_err
 	return MSB_OK;
 }
 
+/*
+ * The sandbox's cgroup, with the configured limits, saved to <dir>/cgroup before anything
+ * runs in it: a start that fails from here on still leaves stop the list to kill and remove.
+ */
+static msb_errc make_cgroup(const gvisor_ctx *ctx, const msb_driver_box *box, msb_cgroup **cg,
+			    msb_error *err)
+{
+	char leaf[64];
+	gvisor_cgroup_leaf(box, leaf);
+	msb_cgroup_limits limits = { .memory_bytes = ctx->memory, .pids = ctx->pids, .cpus = ctx->cpus };
+	msb_errc rc = msb_cgroup_create(GVISOR_CGROUP_PARENT, leaf, &limits, cg, err);
+	if (rc != MSB_OK)
+		return msb_error_prefix(err, "backend gvisor: sandbox %s: its cgroup: ", box->name);
+	char *file = msb_driver_path(box->dir, "cgroup");
+	rc = file ? msb_cgroup_save(*cg, file, err) : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	free(file);
+	if (rc != MSB_OK) {
+		msb_cgroup_destroy(*cg, STOP_TIMEOUT, NULL);
+		msb_cgroup_free(*cg);
+		*cg = NULL;
+	}
+	return rc;
+}
+
 static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	const gvisor_ctx *ctx = p;
@@ -101,21 +127,24 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 	char *log = msb_driver_path(box->dir, "runsc.log");
 	char *bundle = msb_driver_path(box->dir, "bundle");
 	char *pid_file = msb_driver_path(box->dir, "sandbox.pid");
-	char *runsc_root = msb_driver_path(box->config->state_dir, "runsc");
+	/* A runsc root of the sandbox's own: its state goes with the sandbox's directory. */
+	char *runsc_root = msb_driver_path(box->dir, "runsc");
+	msb_cgroup *cg = NULL;
 	if (!chan || !log || !bundle || !pid_file || !runsc_root)
 		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	if (rc == MSB_OK && (mkdir(chan, 0700) < 0 || (mkdir(runsc_root, 0700) < 0 && errno != EEXIST)))
+	if (rc == MSB_OK && (mkdir(chan, 0700) < 0 || mkdir(runsc_root, 0700) < 0))
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: sandbox %s: mkdir",
 					 box->name);
 	if (rc == MSB_OK)
 		rc = gvisor_bundle_write(ctx, box, root, chan, err);
+	if (rc == MSB_OK)
+		rc = make_cgroup(ctx, box, &cg, err);
 	int status = 0;
 	if (rc == MSB_OK) {
 		/* run --detach: create and start in one runsc invocation, returning at once. */
 		const char *args[] = { "run", "--detach", "--bundle", bundle, "--pid-file", pid_file,
 				       box->name, NULL };
-		rc = gvisor_runsc_reaped(ctx, box->config->state_dir, args, log, RUNSC_TIMEOUT, &status,
-					 err);
+		rc = gvisor_runsc_reaped(ctx, runsc_root, cg, args, log, RUNSC_TIMEOUT, &status, err);
 		if (rc == MSB_OK && status != 0)
 			rc = runsc_failed(box, "run --detach", status, log, err);
 	}
@@ -127,6 +156,7 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = msb_driver_write_pid(box, pid, err);
 	if (rc == MSB_OK)
 		rc = link_socket(box, chan, err);
+	msb_cgroup_free(cg);
 	free(chan);
 	free(log);
 	free(bundle);
@@ -135,70 +165,10 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 	return rc;
 }
 
-/* Whether runsc still lists the container (its state file under the runsc root). */
-static bool runsc_knows(const msb_driver_box *box)
-{
-	char path[4300];
-	snprintf(path, sizeof path, "%s/runsc/%s_sandbox:%s.state", box->config->state_dir,
-		 box->name, box->name);
-	struct stat st;
-	if (stat(path, &st) == 0)
-		return true;
-	snprintf(path, sizeof path, "%s/runsc/%s", box->config->state_dir, box->name);
-	return stat(path, &st) == 0;
-}
-
-/*
- * runsc removes the sandbox's cgroups at delete; one it left (a sandbox the host's OOM
- * killer ended, say) is removed here, and one that cannot be is reported: it still holds
- * processes.
- */
-static bool cgroups_gone(const msb_driver_box *box, msb_disposal_failure *failure)
-{
-	static const char *const roots[] = { "memory", "pids", "cpu", "cpuacct", "cpuset",
-					     "freezer", "devices", "blkio", "unified", "" };
-	bool ok = true;
-	char leaf[64];
-	gvisor_cgroup_leaf(box, leaf);
-	for (size_t i = 0; ok && i < sizeof roots / sizeof *roots; i++) {
-		char path[512];
-		snprintf(path, sizeof path, "/sys/fs/cgroup/%s%smsb/gvisor/%s", roots[i],
-			 roots[i][0] ? "/" : "", leaf);
-		if (rmdir(path) != 0 && errno != ENOENT) {
-			msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: "
-						 "sandbox %s: its cgroup %s could not be removed: %s",
-						 box->name, path, strerror(errno));
-			ok = false;
-		}
-	}
-	return ok;
-}
-
 static bool gvisor_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
 {
-	const gvisor_ctx *ctx = p;
-	int status = 0;
-	msb_error e = MSB_ERROR_INIT;
-	/* delete --force kills whatever still runs in the container and drops runsc's state. */
-	const char *args[] = { "delete", "--force", box->name, NULL };
-	msb_errc rc = gvisor_runsc(ctx, box->config->state_dir, args, NULL, STOP_TIMEOUT, &status, &e);
-	bool ok = true;
-	if (rc == MSB_E_TIMEOUT) {
-		msb_disposal_failure_set(failure, MSB_DISPOSAL_TIMEOUT, "backend gvisor: sandbox %s: %s",
-					 box->name, msb_error_message(&e));
-		ok = false;
-	} else if (rc != MSB_OK) {
-		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNREACHABLE, "backend gvisor: sandbox "
-					 "%s: %s", box->name, msb_error_message(&e));
-		ok = false;
-	} else if (runsc_knows(box)) {
-		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: sandbox %s: "
-					 "runsc delete exited %d and runsc still lists the container",
-					 box->name, status);
-		ok = false;
-	}
-	msb_error_clear(&e);
-	return ok && cgroups_gone(box, failure);
+	(void)p;
+	return gvisor_dispose(box, STOP_TIMEOUT, failure);
 }
 
 /* Alive beyond its pid: the host's link to the agent's socket is still a socket. */
@@ -337,6 +307,8 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	b.start = gvisor_start;
 	b.stop = gvisor_stop;
 	b.alive = gvisor_alive;
+	/* Stop kills by cgroup, which holds every process the sandbox has: no SHUTDOWN first. */
+	b.pid_ends_all = true;
 	b.configure = parse_config;
 	return msb_driver_init(&b, config, host, gvisor_keys, self, err);
 }

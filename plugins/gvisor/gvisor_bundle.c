@@ -13,8 +13,8 @@
  *  - /tmp: a tmpfs of tmp_size, inside the sandbox's memory;
  *  - namespaces: a new network namespace with --network=none is `egress: closed` — loopback
  *    inside gVisor's own netstack and no device at all;
- *  - resources: memory, pids and CPU enforced by the host's cgroups on the whole sandbox
- *    (the pids limit counts gVisor's own threads, so it is sized above what a command gets).
+ *  - no cgroupsPath and no resources: the limits are the cgroup msb makes and starts runsc
+ *    inside (gvisor_runsc.c), so runsc has nothing to create, join or remove.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -189,16 +189,7 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 					   "building the host image's root in %s", box->name, rootfs);
 	}
 	fputs("\n  ],\n  \"linux\": {\n    \"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, "
-	      "{\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"mount\"}],\n", f);
-	char leaf[64];
-	gvisor_cgroup_leaf(box, leaf);
-	fprintf(f, "    \"cgroupsPath\": \"/msb/gvisor/%s\",\n", leaf);
-	fprintf(f, "    \"resources\": {\"memory\": {\"limit\": %llu}, \"pids\": {\"limit\": %llu}",
-		(unsigned long long)ctx->memory, (unsigned long long)ctx->pids);
-	if (ctx->cpus > 0)
-		fprintf(f, ", \"cpu\": {\"quota\": %lld, \"period\": 100000}",
-			(long long)(ctx->cpus * 100000.0));
-	fputs("}\n  }\n}\n", f);
+	      "{\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"mount\"}]\n  }\n}\n", f);
 	free(argv);
 	if (fclose(f) != 0)
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: writing %s", path);

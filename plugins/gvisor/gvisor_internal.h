@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <msb/cgroup.h>
 #include <msb/driver.h>
 #include <msb/image.h>
 
@@ -28,6 +29,9 @@ typedef struct gvisor_ctx {
 /* Where the agent binary is mounted inside the container. */
 #define GVISOR_AGENT_PATH "/.msb-agent"
 
+/* Where every sandbox's cgroup lives, in each hierarchy. */
+#define GVISOR_CGROUP_PARENT "msb/gvisor"
+
 /*
  * The sandbox's cgroup leaf under msb/gvisor/: its name plus a hash of the state directory,
  * because sandbox names come from keys alone and two state directories (two users, two
@@ -44,22 +48,26 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 			     const char *chan_dir, msb_error *err);
 
 /*
- * Run runsc with the backend's global flags, then `args` (NULL-terminated), with stdin
- * from /dev/null and stdout and stderr into `log` (NULL: /dev/null), killing it after
- * `timeout` seconds. *status is its wait status; MSB_E_TIMEOUT when it had to be killed.
+ * Run runsc with the backend's global flags (its state in `runsc_root`), then `args`
+ * (NULL-terminated), with stdin from /dev/null and stdout and stderr into `log` (NULL:
+ * /dev/null), killing it after `timeout` seconds; *status is its wait status, MSB_E_TIMEOUT
+ * when it had to be killed. runsc is born inside `cg` (NULL: the caller's cgroup), so
+ * everything it starts is too; a join that failed is an error, and runsc is then not run.
+ *
+ * It runs under a reaper daemon of its own: `runsc run --detach` leaves the sandbox and
+ * gofer processes behind, and on a host whose init reaps late or never (a container's PID 1
+ * often does) they would stay zombies once killed. The reaper is a child subreaper outside
+ * the cgroup: they become its children, and it reaps them and exits.
  */
-msb_errc gvisor_runsc(const gvisor_ctx *ctx, const char *state_dir, const char *const *args,
-		      const char *log, double timeout, int *status, msb_error *err);
-
-/*
- * As gvisor_runsc, but under a reaper daemon of its own: `runsc run --detach` leaves the
- * sandbox process behind, and on a host whose init reaps late or never (a container's PID 1
- * often does) the dead sandbox stays a zombie that `runsc delete` then waits on for
- * seconds. The reaper is a child subreaper: the sandbox becomes its child, and it reaps it
- * and exits.
- */
-msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *state_dir,
+msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, const msb_cgroup *cg,
 			     const char *const *args, const char *log, double timeout, int *status,
 			     msb_error *err);
+
+/*
+ * The boundary's stop: kill everything in the sandbox's cgroup (<box->dir>/cgroup lists it)
+ * and remove it, then runsc's state (<box->dir>/runsc), then check that no mount is left in
+ * the sandbox's directory. False, with `failure` saying what is left, when any step fails.
+ */
+bool gvisor_dispose(const msb_driver_box *box, double timeout, msb_disposal_failure *failure);
 
 #endif

@@ -5,6 +5,7 @@ plugins_gvisor_gvisor_la_SOURCES = \
 	plugins/gvisor/gvisor.c \
 	plugins/gvisor/gvisor_internal.h \
 	plugins/gvisor/gvisor_bundle.c \
+	plugins/gvisor/gvisor_dispose.c \
 	plugins/gvisor/gvisor_runsc.c
 plugins_gvisor_gvisor_la_LDFLAGS = $(PLUGIN_LINKFLAGS)
 plugins_gvisor_gvisor_la_LIBADD = sdk/libmsb-sdk.la

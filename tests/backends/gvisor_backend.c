@@ -3,17 +3,20 @@
  * platform here): every operation, a second process reaching the same container by key, a
  * read-only image root, closed egress (gVisor's netstack with no device but loopback),
  * timeouts and output caps, the limit cases (a fork bomb against the pids limit, a memory hog
- * against the memory limit), a daemon that lives until disposal, call scope, and disposal
- * that leaves no container, cgroup, process or directory.
+ * against the memory limit), every process runsc starts inside the sandbox's cgroup, a daemon
+ * that lives until disposal, call scope, and disposal that leaves no container, cgroup,
+ * process, mount or directory (and says so when it would).
  *
  * It skips (77) only when runsc is missing or cannot run a container on this kernel,
  * printing runsc's own words.
  */
+#include <dirent.h>
 #include <glob.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -45,7 +48,7 @@ static bool sandbox_cgroup(const char *ctrl, const char *name, char *out, size_t
 
 /* ---- setup: one container for most cases ------------------------------------------- */
 
-/* runsc puts every sandbox under /msb/gvisor in each hierarchy; the test removes what it made. */
+/* msb puts every sandbox under /msb/gvisor in each hierarchy; the test removes what it made. */
 static msb_test_cg_parents cg_parents = { .rel = { "msb/gvisor", "msb" } };
 
 static int group_setup(void **state)
@@ -262,6 +265,112 @@ static void a_dead_sandbox_is_replaced_and_disposed(void **state)
 	assert_false(sandbox_cgroup("pids", name, cg, sizeof cg));
 }
 
+/* Whether `pid` is listed in `dir`/cgroup.procs. */
+static bool cgroup_has(const char *dir, long pid)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "re");
+	long member;
+	bool found = false;
+	while (f && !found && fscanf(f, "%ld", &member) == 1)
+		found = member == pid;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Every host process runsc started for a sandbox (the gofer, the sandbox, their ptrace
+ * stubs: all name the sandbox's runsc root on their command line) is a member of the
+ * sandbox's cgroup, in the pids and the memory hierarchy alike: runsc itself was started
+ * inside it, and runsc (--ignore-cgroups) moves nothing out. The limits are msb's.
+ */
+static void every_runsc_process_is_inside_the_limits(void **state)
+{
+	(void)state;
+	const msb_driver_box *box = msb_driver_sandbox_box(shared);
+	char pids[512], memory[512], root[600];
+	assert_true(sandbox_cgroup("pids", box->name, pids, sizeof pids));
+	bool v1_memory = sandbox_cgroup("memory", box->name, memory, sizeof memory);
+	snprintf(root, sizeof root, "--root=%s/runsc", box->dir);
+	assert_true(cgroup_has(pids, backend_recorded(shared, "agent.pid")));
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	int found = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[300], buf[8192];
+		long pid = atol(e->d_name);
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		bool ours = false;
+		for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+			ours = ours || strcmp(buf + i, root) == 0;
+		if (!ours)
+			continue;
+		found++;
+		if (!cgroup_has(pids, pid) || (v1_memory && !cgroup_has(memory, pid)))
+			fprintf(stderr, "process %ld (%s) is outside %s\n", pid, buf, pids);
+		assert_true(cgroup_has(pids, pid));
+		assert_true(!v1_memory || cgroup_has(memory, pid));
+	}
+	closedir(d);
+	/* At least the gofer and the sandbox. */
+	assert_true(found >= 2);
+	char path[600];
+	snprintf(path, sizeof path, "%s/pids.max", pids);
+	FILE *f = fopen(path, "re");
+	assert_non_null(f);
+	unsigned long long max = 0;
+	assert_int_equal(fscanf(f, "%llu", &max), 1);
+	fclose(f);
+	assert_int_equal(max, 4096);
+}
+
+/*
+ * Disposal verifies what it ends, and a step that did not land is a DisposalFailure, never
+ * a success: a mount left in the sandbox's directory (here one the test makes in msb's own
+ * mount namespace) fails it, and the sandbox stays addressable until a later dispose, once
+ * the mount is gone, succeeds.
+ */
+static void a_disposal_that_leaves_a_mount_is_reported(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "mounted", NULL);
+	assert_non_null(h);
+	char *chan = msb_driver_path(msb_driver_sandbox_box(h)->dir, "chan");
+	char name[64];
+	snprintf(name, sizeof name, "%s", msb_driver_sandbox_box(h)->name);
+	pid_t sandbox = backend_recorded(h, "agent.pid");
+	fx.ops->release(h);
+	int m = mount("/tmp", chan, NULL, MS_BIND, NULL);
+	msb_key k = backend_key("mounted", NULL);
+	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
+	bool failed = fx.ops->dispose(fx.self, &k, &f);
+	if (m == 0)
+		umount2(chan, MNT_DETACH);
+	free(chan);
+	backend_dispose(&fx, "mounted", NULL);
+	fprintf(stderr, "# mount left: %s\n", f.detail ? f.detail : "(none)");
+	assert_int_equal(m, 0);
+	assert_true(failed);
+	assert_int_equal(f.code, MSB_DISPOSAL_UNKNOWN);
+	assert_non_null(strstr(f.detail, name));
+	assert_non_null(strstr(f.detail, "still mounted"));
+	msb_disposal_failure_free(&f);
+	assert_false(msb_driver_pid_running(sandbox));
+	char cg[512];
+	assert_false(sandbox_cgroup("pids", name, cg, sizeof cg));
+}
+
 /* ---- refusals that need no container ------------------------------------------------ */
 
 static void config_refusals(void **state)
@@ -319,6 +428,8 @@ int main(void)
 		cmocka_unit_test(fork_bomb_and_memory_hog_are_held),
 		cmocka_unit_test(call_scope_vm_is_its_own_and_dispose_leaves_nothing),
 		cmocka_unit_test(a_dead_sandbox_is_replaced_and_disposed),
+		cmocka_unit_test(every_runsc_process_is_inside_the_limits),
+		cmocka_unit_test(a_disposal_that_leaves_a_mount_is_reported),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
