@@ -4,7 +4,7 @@
  *   bare run    `runsc run` of a bundle whose process is /bin/true, with the backend's
  *               platform and flags: what one command costs in a fresh gVisor sandbox
  *   cold        acquire a new key + exec `true` + dispose, through the loaded plugin
- *               (runsc run --detach, the agent, runsc delete)
+ *               (its cgroup, runsc run --detach inside it, the agent, kill by cgroup)
  *   warm        exec `true` in a live sandbox: a socket round trip plus a fork in the Sentry
  *   warm stat   a stat_file round trip: the channel alone, no process started
  *
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../backends/gvisor_fixture.h"
+#include "cgroup_parents.h"
 #include "exec_floor.h"
 #include "bench_warm.h"
 
@@ -44,6 +45,9 @@ int main(int argc, char **argv)
 		printf("bench_gvisor: skipped: %s\n", why);
 		return 0;
 	}
+	/* The cgroup parents the plugin makes on first use go again at the end, if it made them. */
+	msb_test_cg_parents cg_parents = { .rel = { "msb/gvisor", "msb" } };
+	msb_test_cg_note(&cg_parents);
 	backend_fixture fx;
 	msb_error err = MSB_ERROR_INIT;
 	if (gvisor_fixture_open(&fx, NULL, "platform: ptrace\n", &err) != MSB_OK) {
@@ -115,5 +119,6 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof cmd, "rm -rf %s/bare %s/bare-root", fx.state, fx.state);
 	if (system(cmd) != 0)
 		return 1;
+	msb_test_cg_clean(&cg_parents);
 	return gvisor_fixture_leaks(&fx) || floor_ms < 0 ? 1 : 0;
 }
