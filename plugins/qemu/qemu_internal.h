@@ -56,7 +56,7 @@ char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 			const char *initrd, const char *extra_append, bool daemonize);
 /* Run `argv` to completion with stdin from /dev/null and stderr into `err_path`. */
 msb_errc qemu_launch_run(char **argv, const char *err_path, int *status, msb_error *err);
-/* Wait (polling) up to `ms` for the process recorded in `pid_path` to be gone. */
+/* Wait up to `ms` for the process recorded in `pid_path` to be gone (a pidfd where the kernel has one). */
 bool qemu_recorded_gone_within(const msb_driver_box *box, const char *pid_path, int ms);
 
 #endif

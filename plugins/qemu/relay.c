@@ -115,19 +115,25 @@ static size_t read_reply(int rfd)
 	return MSB_AGENT_HEADER_SIZE + (size_t)len;
 }
 
-/* Greet the agent: true once it answered HELLO with MSB_OK. */
-static bool greet(int rfd, int wfd)
+/* The HELLO every port is greeted with, built in `frame`; its size. */
+static size_t hello_frame(void)
 {
 	unsigned char v[4];
 	put_le(v, MSB_AGENT_PROTOCOL_VERSION, 4);
 	size_t end = field(MSB_AGENT_HEADER_SIZE, MSB_TAG_VERSION, v, 4);
 	header(MSB_AGENT_HELLO, 0, end - MSB_AGENT_HEADER_SIZE);
-	if (!write_all(wfd, frame, end))
-		return false;
+	return end;
+}
+
+/* Read a port's answer to HELLO: true when it is a HELLO reply opening with ERRC MSB_OK. */
+static bool greeted(int rfd)
+{
 	size_t n = read_reply(rfd);
 	/* The reply opens with ERRC: tag 1, length 4, value 0. */
-	return n >= MSB_AGENT_HEADER_SIZE + 10 && get_le(frame + 16, 2) == MSB_TAG_ERRC &&
-	       get_le(frame + 18, 4) == 4 && get_le(frame + 22, 4) == MSB_OK;
+	return n >= MSB_AGENT_HEADER_SIZE + 10 &&
+	       get_le(frame + 6, 2) == (MSB_AGENT_HELLO | MSB_AGENT_REPLY) &&
+	       get_le(frame + 16, 2) == MSB_TAG_ERRC && get_le(frame + 18, 4) == 4 &&
+	       get_le(frame + 22, 4) == MSB_OK;
 }
 
 static void refuse_version(int client, uint16_t type, uint32_t id)
@@ -168,28 +174,56 @@ static bool send_request(int client, int port_fd)
 	return true;
 }
 
-/* One port: an agent's stream, and the client whose request it is serving (-1: free). */
+/*
+ * One port: an agent's stream, where its greeting stands, and the client whose request it
+ * is serving (-1: none). Only a greeted port is handed requests; one whose greeting failed
+ * is closed and never used.
+ */
+typedef enum port_state { PORT_GREETING, PORT_GREETED, PORT_DROPPED } port_state;
 typedef struct relay_port {
 	int fd;
+	port_state state;
 	int client;
 } relay_port;
+
+/* Drop a port whose greeting failed; _exit when none is left to serve or to wait for. */
+static void drop_port(relay_port *ports, size_t n_ports, size_t p, int ready_fd)
+{
+	close(ports[p].fd);
+	ports[p].state = PORT_DROPPED;
+	for (size_t i = 0; i < n_ports; i++)
+		if (ports[i].state != PORT_DROPPED)
+			return;
+	if (ready_fd >= 0) {
+		ssize_t w = write(ready_fd, "F", 1);
+		(void)w;
+	}
+	_exit(1);
+}
 
 void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int ready_fd)
 {
 	signal(SIGPIPE, SIG_IGN);
 	frame = mmap(NULL, MSB_AGENT_HEADER_SIZE + MSB_AGENT_MAX_PAYLOAD, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	bool ok = frame != MAP_FAILED && n_ports > 0 && n_ports <= MSB_QEMU_RELAY_MAX_PORTS;
-	relay_port ports[MSB_QEMU_RELAY_MAX_PORTS];
-	for (size_t i = 0; ok && i < n_ports; i++) {
-		ports[i] = (relay_port){ .fd = port_fds[i], .client = -1 };
-		ok = greet(port_fds[i], port_fds[i]);
-	}
-	ssize_t w = write(ready_fd, ok ? "R" : "F", 1);
-	(void)w;
-	close(ready_fd);
-	if (!ok)
+	if (frame == MAP_FAILED || n_ports == 0 || n_ports > MSB_QEMU_RELAY_MAX_PORTS) {
+		ssize_t w = write(ready_fd, "F", 1);
+		(void)w;
 		_exit(1);
+	}
+	/*
+	 * Every port gets its HELLO now; the guest starts its agents one after another, so the
+	 * answers come in over the first command's time. The first good answer makes the VM
+	 * ready ('R'): the first request needs one agent, not all of them, and waiting for the
+	 * last would put every agent's start on the boot's critical path.
+	 */
+	relay_port ports[MSB_QEMU_RELAY_MAX_PORTS];
+	size_t hello_len = hello_frame();
+	for (size_t i = 0; i < n_ports; i++)
+		ports[i] = (relay_port){ .fd = port_fds[i], .state = PORT_GREETING, .client = -1 };
+	for (size_t i = 0; i < n_ports; i++)
+		if (!write_all(ports[i].fd, frame, hello_len))
+			drop_port(ports, n_ports, i, ready_fd);
 
 	/* Client slots: fd -1 is free; busy[i] while its request is at a port. */
 	int clients[MAX_CLIENTS];
@@ -205,11 +239,15 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 			n_clients += clients[i] >= 0;
 		fds[n] = (struct pollfd){ .fd = listen_fd, .events = n_clients < MAX_CLIENTS ? POLLIN : 0 };
 		who[n++] = -1;
-		/* A free port that speaks means its stream ended: poll every port. */
+		/*
+		 * A free port that speaks means its stream ended: poll every port (a dropped one
+		 * as fd -1, which poll skips).
+		 */
 		for (size_t p = 0; p < n_ports; p++) {
-			fds[n] = (struct pollfd){ .fd = ports[p].fd, .events = POLLIN };
+			bool live = ports[p].state != PORT_DROPPED;
+			fds[n] = (struct pollfd){ .fd = live ? ports[p].fd : -1, .events = POLLIN };
 			who[n++] = -1;
-			free_ports += ports[p].client < 0;
+			free_ports += ports[p].state == PORT_GREETED && ports[p].client < 0;
 		}
 		/* Idle clients only while a port is free: the rest wait in their sockets. */
 		for (size_t k = 0; free_ports && k < MAX_CLIENTS; k++) {
@@ -227,6 +265,20 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 		for (size_t p = 0; p < n_ports; p++) {
 			if (!fds[1 + p].revents)
 				continue;
+			if (ports[p].state == PORT_GREETING) {
+				if (!greeted(ports[p].fd)) {
+					drop_port(ports, n_ports, p, ready_fd);
+					continue;
+				}
+				ports[p].state = PORT_GREETED;
+				if (ready_fd >= 0) {
+					ssize_t w = write(ready_fd, "R", 1);
+					(void)w;
+					close(ready_fd);
+					ready_fd = -1;
+				}
+				continue;
+			}
 			int c = ports[p].client;
 			if (c < 0)
 				_exit(0);
@@ -246,10 +298,10 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 			if (!fds[j].revents || clients[c] < 0 || busy[c])
 				continue;
 			size_t p = 0;
-			while (p < n_ports && ports[p].client >= 0)
+			while (p < n_ports && (ports[p].state != PORT_GREETED || ports[p].client >= 0))
 				p++;
 			if (p == n_ports)
-				break; /* every port taken: the rest wait for the next turn */
+				break; /* every greeted port taken: the rest wait for the next turn */
 			if (send_request(clients[c], ports[p].fd)) {
 				ports[p].client = c;
 				busy[c] = true;

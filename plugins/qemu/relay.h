@@ -22,10 +22,12 @@
 
 /*
  * The relay's body. Runs in a forked child of a possibly multi-threaded host, so it uses
- * system calls only — no malloc, no stdio, no locks (its frame buffer is an mmap). It first
- * greets the agent on every port (a connected socket each) and writes 'R' to `ready_fd`
- * once all answered ('F' if one did not), then serves `listen_fd` until a port's stream
- * ends. Never returns.
+ * system calls only — no malloc, no stdio, no locks (its frame buffer is an mmap). It sends
+ * every port (a connected socket each) a HELLO at once and writes 'R' to `ready_fd` as
+ * soon as the FIRST agent answered it well ('F' if none did), serving `listen_fd` from
+ * then on; the other ports join as their answers come. A port is handed requests only
+ * after its own HELLO succeeded; one whose answer fails is closed and never used. Serves
+ * until a greeted port's stream ends. Never returns.
  */
 void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int ready_fd)
 	__attribute__((noreturn));

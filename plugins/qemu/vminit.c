@@ -11,6 +11,11 @@
  * after the host's SHUTDOWN (QEMU's -no-reboot then turns the power-off into QEMU exiting),
  * so disposal needs no guest cooperation beyond that.
  *
+ * All of this is on a cold start's critical path, on one TCG vCPU: agent 0 starts the
+ * moment its port is named (the host is ready once one agent answered), the others below
+ * it in priority until they have opened their ports, and every wait is for an event — a
+ * uevent, an inotify open, a signalfd — never a sleep.
+ *
  * Booted with `msb_probe=1` on the kernel command line it prints MSB_QEMU_PROBE_MARKER and
  * powers off at once (no dot in the name: the kernel keeps dotted parameters for modules
  * and would never hand it to init): the bounded KVM probe and the benchmark's bare-boot baseline.
@@ -26,7 +31,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,6 +46,10 @@
 #include <unistd.h>
 
 #include "vminit.h"
+
+/* How long the agents' ports may take to appear after the modules loaded. */
+#define PORT_WAIT_MS 10000
+_Static_assert(MSB_QEMU_PORTS <= 10, "port names carry one digit");
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -90,59 +105,84 @@ static void load_modules(const char *list)
 		if (syscall(SYS_finit_module, fd, "", 0) < 0 && errno != EEXIST)
 			die("loading module %s: %s", line, strerror(errno));
 		close(fd);
+		stage(line);
 	}
 	fclose(f);
 }
 
-/* Whether /sys/class/virtio-ports/<port>/name says `want`; the port's name in `port`. */
-static bool find_port(const char *want, char *port, size_t cap)
+/*
+ * Agent k's port, by its virtio-serial name msb.agent.<k>, as udev would link it:
+ * /dev/virtio-ports/msb.agent.<k> → ../vportXpY. The device (and its node) appears when
+ * virtio_console adds the port; its name attribute only when QEMU's name message follows,
+ * announced by a "change" uevent. `linked` marks the ports done; returns how many were
+ * linked now, into `fresh` (by k), with the device node's path in `node[k]`.
+ */
+static int link_ports(bool *linked, bool *fresh, char node[][64])
 {
 	DIR *d = opendir("/sys/class/virtio-ports");
 	if (!d)
-		return false;
-	bool found = false;
+		return 0;
+	int n = 0;
 	struct dirent *e;
-	while (!found && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) > 40)
 			continue;
 		char path[320], name[128] = "";
 		snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", e->d_name);
 		FILE *f = fopen(path, "re");
 		if (!f)
-			continue;
+			continue; /* not named yet */
 		if (fgets(name, sizeof name, f))
 			name[strcspn(name, "\n")] = '\0';
 		fclose(f);
-		if (!strcmp(name, want)) {
-			snprintf(port, cap, "%s", e->d_name);
-			found = true;
-		}
+		const char *prefix = MSB_QEMU_PORT_NAME ".";
+		if (strncmp(name, prefix, strlen(prefix)) || strlen(name) != strlen(prefix) + 1)
+			continue;
+		int k = name[strlen(prefix)] - '0';
+		if (k < 0 || k >= MSB_QEMU_PORTS || linked[k])
+			continue;
+		char target[300], link[128];
+		snprintf(target, sizeof target, "../%s", e->d_name);
+		snprintf(link, sizeof link, "/dev/virtio-ports/%s", name);
+		if (symlink(target, link) < 0 && errno != EEXIST)
+			die("symlink for %s: %s", e->d_name, strerror(errno));
+		snprintf(node[k], 64, "/dev/%s", e->d_name);
+		linked[k] = fresh[k] = true;
+		n++;
 	}
 	closedir(d);
-	return found;
+	return n;
 }
 
 /*
- * Make /dev/virtio-ports/<name> point at agent k's port, as udev would. The ports appear
- * when virtio_console probes the device, which can trail the module load by a moment.
+ * A socket on the kernel's uevents, opened before the modules load so that no port's
+ * arrival is missed; -1 if the kernel will not give one (then the wait polls).
  */
-static void link_port(int k)
+static int uevent_socket(void)
 {
-	mkdir("/dev/virtio-ports", 0755);
-	{
-		char want[64], port[256];
-		snprintf(want, sizeof want, "%s.%d", MSB_QEMU_PORT_NAME, k);
-		for (int i = 0; !find_port(want, port, sizeof port); i++) {
-			if (i >= 2000)
-				die("no virtio-serial port named %s appeared", want);
-			nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
-		}
-		char target[300], link[128];
-		snprintf(target, sizeof target, "../%s", port);
-		snprintf(link, sizeof link, "/dev/virtio-ports/%s", want);
-		if (symlink(target, link) < 0 && errno != EEXIST)
-			die("symlink for %s: %s", port, strerror(errno));
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			NETLINK_KOBJECT_UEVENT);
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(fd);
+		fd = -1;
 	}
+	return fd;
+}
+
+/* Whether a uevent about a virtio-serial port came (the rest are drained and ignored). */
+static bool port_uevent(int fd)
+{
+	bool port = false;
+	char msg[4096];
+	ssize_t n;
+	while ((n = recv(fd, msg, sizeof msg - 1, 0)) > 0) {
+		msg[n] = '\0';
+		/* The first string is "<action>@<devpath>". */
+		port = port || strstr(msg, "/virtio-ports/") != NULL;
+	}
+	/* Events were lost (the socket's buffer overflowed): one of them may have been a port's. */
+	return port || (n < 0 && errno == ENOBUFS);
 }
 
 /* Read the NUL-separated argv the host wrote. */
@@ -179,14 +219,41 @@ static void make_parents(const char *dir)
 }
 
 /*
- * Start the agent for port `k`: the host's argv with its --device path given the port's
- * suffix. Returns the child's pid.
+ * What PID 1 keeps from boot on: the agents, and while an agent other than agent 0 starts,
+ * an inotify watch on its port's device node (-1 when none).
  */
-static pid_t start_agent(char **args, int k)
+typedef struct pid1 {
+	char **args;        /* the host's agent argv */
+	pid_t agents[MSB_QEMU_PORTS];
+	int watch[MSB_QEMU_PORTS];
+	int inotify;        /* IN_OPEN on the ports of agents starting low */
+	int sigchld;        /* a signalfd: SIGCHLD is blocked and read here */
+} pid1;
+
+/*
+ * Agents 1… start at this nice, below agent 0 and the first command on the VM's single
+ * vCPU: the host needs one agent to be ready, and the first command should not share the
+ * vCPU with three more program starts. Each gets the ordinary priority back once it has
+ * opened its port (an inotify IN_OPEN, no polling), i.e. before it can serve anything: the
+ * relay hands a port a request only after that port answered its HELLO, and PID 1, woken at
+ * the ordinary priority by the open, runs ahead of a nice 19 agent.
+ */
+#define LATE_AGENT_NICE 19
+
+/*
+ * Start the agent for port `k`: the host's argv with its --device path given the port's
+ * suffix, at `nice`. Returns the child's pid.
+ */
+static pid_t start_agent(char **args, int k, int nice)
 {
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (nice)
+		setpriority(PRIO_PROCESS, 0, nice);
 	static char device[160];
 	for (char **a = args; *a && a[1]; a++)
 		if (!strcmp(*a, "--device")) {
@@ -197,33 +264,116 @@ static pid_t start_agent(char **args, int k)
 	die("exec %s: %s", args[0], strerror(errno));
 }
 
-/*
- * PID 1 from here on: reap whatever is orphaned to it, restart an agent that died of a
- * signal (the OOM killer may pick one; a port must not go dead), and power the VM off when
- * an agent exits on its own — it does only after the host asked it to SHUTDOWN, having
- * killed everything its commands started. The other agents' commands die with the VM.
- */
-static void supervise(char **args, pid_t *agents)
+/* Agent k's first start: agent 0 at once, the others low until they open `node`. */
+static void first_start(pid1 *p, int k, const char *node)
 {
-	for (;;) {
-		int status;
-		pid_t pid = wait(&status);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			die("wait: %s", strerror(errno));
+	p->watch[k] = k > 0 && p->inotify >= 0 ? inotify_add_watch(p->inotify, node, IN_OPEN) : -1;
+	p->agents[k] = start_agent(p->args, k, p->watch[k] >= 0 ? LATE_AGENT_NICE : 0);
+}
+
+/* Agents that opened their ports get the ordinary priority back. */
+static void on_opens(pid1 *p)
+{
+	_Alignas(struct inotify_event) char buf[4096];
+	ssize_t n;
+	while ((n = read(p->inotify, buf, sizeof buf)) > 0)
+		for (char *at = buf; at < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)at;
+			for (int k = 0; k < MSB_QEMU_PORTS; k++)
+				if (p->watch[k] >= 0 && ev->wd == p->watch[k]) {
+					setpriority(PRIO_PROCESS, (id_t)p->agents[k], 0);
+					inotify_rm_watch(p->inotify, p->watch[k]);
+					p->watch[k] = -1;
+				}
+			at += sizeof *ev + ev->len;
 		}
+}
+
+/*
+ * Reap whatever is orphaned to PID 1, restart an agent that died of a signal (the OOM
+ * killer may pick one; a port must not go dead), and power the VM off when an agent exits
+ * on its own — it does only after the host asked it to SHUTDOWN, having killed everything
+ * its commands started. The other agents' commands die with the VM.
+ */
+static void on_children(pid1 *p)
+{
+	struct signalfd_siginfo si;
+	while (read(p->sigchld, &si, sizeof si) > 0)
+		;
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		for (int k = 0; k < MSB_QEMU_PORTS; k++) {
-			if (agents[k] != pid)
+			if (p->agents[k] != pid)
 				continue;
 			if (WIFSIGNALED(status)) {
-				agents[k] = start_agent(args, k);
+				if (p->watch[k] >= 0)
+					inotify_rm_watch(p->inotify, p->watch[k]);
+				p->watch[k] = -1;
+				p->agents[k] = start_agent(p->args, k, 0);
 				break;
 			}
 			sync();
 			reboot(RB_POWER_OFF);
 			die("power off: %s", strerror(errno));
 		}
+}
+
+/*
+ * Wait up to `ms` (-1: forever) for a child, an agent's open of its port, or (`uevents` >=
+ * 0) a uevent, and handle the first two. Returns whether a port's uevent came.
+ */
+static bool wait_events(pid1 *p, int uevents, int ms)
+{
+	struct pollfd fds[3] = { { .fd = p->sigchld, .events = POLLIN },
+				 { .fd = p->inotify, .events = POLLIN },
+				 { .fd = uevents, .events = POLLIN } };
+	if (poll(fds, 3, ms) < 0 && errno != EINTR)
+		die("poll: %s", strerror(errno));
+	if (fds[0].revents)
+		on_children(p);
+	if (fds[1].revents)
+		on_opens(p);
+	return fds[2].revents && port_uevent(uevents);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Link each agent's port as it appears and start its agent at once; the ports are
+ * rescanned when a port's uevent says something changed (every 5 ms when the kernel gave
+ * no uevent socket). Agent 0 starts as soon as its port exists, not after the last one.
+ */
+static void start_agents(pid1 *p, int uevents)
+{
+	mkdir("/dev/virtio-ports", 0755);
+	bool linked[MSB_QEMU_PORTS] = { false };
+	int started = 0;
+	long long deadline = now_ms() + PORT_WAIT_MS;
+	for (bool rescan = true; started < MSB_QEMU_PORTS;) {
+		bool fresh[MSB_QEMU_PORTS] = { false };
+		char node[MSB_QEMU_PORTS][64];
+		started += rescan ? link_ports(linked, fresh, node) : 0;
+		for (int k = 0; k < MSB_QEMU_PORTS; k++)
+			if (fresh[k]) {
+				first_start(p, k, node[k]);
+				char what[32];
+				snprintf(what, sizeof what, "agent %d started", k);
+				stage(what);
+			}
+		if (started == MSB_QEMU_PORTS)
+			break;
+		long long left = deadline - now_ms();
+		if (left <= 0)
+			for (int k = 0; k < MSB_QEMU_PORTS; k++)
+				if (!linked[k])
+					die("no virtio-serial port named %s.%d appeared", MSB_QEMU_PORT_NAME, k);
+		rescan = wait_events(p, uevents, uevents >= 0 ? (int)left : 5) || uevents < 0;
 	}
 }
 
@@ -246,19 +396,28 @@ int main(int argc, char **argv)
 	mkdir("/tmp", 01777);
 	chmod("/tmp", 01777);
 	stage("mounted");
+	int uevents = uevent_socket();
 	load_modules("/msb/modules");
 	stage("modules loaded");
-	char **args = read_args("/msb/agent.args");
-	for (char **a = args; *a && a[1]; a++)
+	pid1 p = { .args = read_args("/msb/agent.args") };
+	for (char **a = p.args; *a && a[1]; a++)
 		if (!strcmp(*a, "--work-dir"))
 			make_parents(a[1]);
 	setenv("PATH", "/usr/local/bin:/usr/bin:/bin:/sbin", 1);
-	/* Each agent starts as soon as its port is there, while the next port is being added. */
-	pid_t agents[MSB_QEMU_PORTS];
-	for (int k = 0; k < MSB_QEMU_PORTS; k++) {
-		link_port(k);
-		agents[k] = start_agent(args, k);
-	}
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	p.sigchld = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (p.sigchld < 0)
+		die("signalfd: %s", strerror(errno));
+	p.inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	for (int k = 0; k < MSB_QEMU_PORTS; k++)
+		p.watch[k] = -1;
+	start_agents(&p, uevents);
+	if (uevents >= 0)
+		close(uevents);
 	stage("agents started");
-	supervise(args, agents);
+	for (;;)
+		wait_events(&p, -1, -1);
 }
