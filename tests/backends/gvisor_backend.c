@@ -105,6 +105,20 @@ static void closed_egress_and_read_only_root(void **state)
 		"test -e $f && echo present $f; done; test -x /usr/bin/awk && echo programs");
 	assert_string_equal(backend_out(&r), "present /etc/passwd\nprograms\n");
 	msb_exec_result_free(&r);
+	/* A small host file is copied into the root, not bound (no mount of it): the host's
+	 * bytes, read-only. */
+	struct stat host_passwd;
+	assert_int_equal(stat("/etc/passwd", &host_passwd), 0);
+	r = backend_run(&fx, shared, 20, 0, "grep -c ' /etc/passwd ' /proc/mounts; wc -c < /etc/passwd; "
+			"{ echo x >> /etc/passwd; } 2>&1; wc -c < /etc/passwd");
+	char expect[128];
+	int len = snprintf(expect, sizeof expect, "%lld\n", (long long)host_passwd.st_size);
+	const char *out = backend_out(&r);
+	assert_true(strncmp(out, "0\n", 2) == 0);
+	assert_true(strncmp(out + 2, expect, (size_t)len) == 0);
+	assert_non_null(strstr(out, "Read-only file system"));
+	assert_string_equal(out + strlen(out) - (size_t)len, expect);
+	msb_exec_result_free(&r);
 	/* Root inside, with no capability at all (bounding set included). */
 	r = backend_run(&fx, shared, 20, 0, "grep -E '^Cap(Eff|Bnd)' /proc/self/status | cut -f2");
 	assert_string_equal(backend_out(&r), "0000000000000000\n0000000000000000\n");
