@@ -90,6 +90,26 @@ static bool mounts_gone(const msb_driver_box *box, msb_disposal_failure *failure
 	return !left;
 }
 
+/*
+ * A sandbox an earlier version of this plugin started keeps its runsc state in the shared
+ * root <state_dir>/runsc and its cgroups in runsc's hands; this stop cannot end those
+ * truthfully, so it says so instead of reporting them gone.
+ */
+static bool no_shared_root_state(const msb_driver_box *box, msb_disposal_failure *failure)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/runsc/%s_sandbox:%s.state", box->config->state_dir,
+		 box->name, box->name);
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return true;
+	msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: sandbox %s: it was "
+				 "started by an earlier msb, whose runsc state (%s) and cgroups this "
+				 "one does not end: run `runsc --root=%s/runsc delete --force %s`",
+				 box->name, path, box->config->state_dir, box->name);
+	return false;
+}
+
 bool gvisor_dispose(const msb_driver_box *box, double timeout, msb_disposal_failure *failure)
 {
 	char *file = msb_driver_path(box->dir, "cgroup");
@@ -100,7 +120,7 @@ bool gvisor_dispose(const msb_driver_box *box, double timeout, msb_disposal_fail
 	}
 	/* In this order: the state goes only once nothing can still be using it. */
 	bool ok = end_cgroup(box, file, timeout, failure) && drop_state(box, failure) &&
-		  mounts_gone(box, failure);
+		  mounts_gone(box, failure) && no_shared_root_state(box, failure);
 	free(file);
 	return ok;
 }

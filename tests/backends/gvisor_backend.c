@@ -385,6 +385,40 @@ static void a_disposal_that_leaves_a_mount_is_reported(void **state)
 	assert_false(sandbox_cgroup("pids", name, cg, sizeof cg));
 }
 
+/*
+ * A sandbox whose runsc state sits in the shared root an earlier version used
+ * (<state_dir>/runsc) is not reported gone: its disposal fails naming that state and the
+ * command that ends it, and succeeds once the state is gone.
+ */
+static void a_sandbox_of_an_earlier_version_is_not_reported_gone(void **state)
+{
+	(void)state;
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "earlier", NULL);
+	assert_non_null(h);
+	char name[64], dir[4200], legacy[4400];
+	snprintf(name, sizeof name, "%s", msb_driver_sandbox_box(h)->name);
+	snprintf(dir, sizeof dir, "%s/runsc", fx.state);
+	snprintf(legacy, sizeof legacy, "%s/%s_sandbox:%s.state", dir, name, name);
+	fx.ops->release(h);
+	int made = mkdir(dir, 0700) == 0 || errno == EEXIST;
+	FILE *f = made ? fopen(legacy, "we") : NULL;
+	if (f)
+		fclose(f);
+	msb_key k = backend_key("earlier", NULL);
+	msb_disposal_failure fail = { MSB_DISPOSAL_UNKNOWN, NULL };
+	bool failed = fx.ops->dispose(fx.self, &k, &fail);
+	unlink(legacy);
+	rmdir(dir);
+	backend_dispose(&fx, "earlier", NULL);
+	fprintf(stderr, "# earlier: %s\n", fail.detail ? fail.detail : "(none)");
+	assert_non_null(f);
+	assert_true(failed);
+	assert_int_equal(fail.code, MSB_DISPOSAL_UNKNOWN);
+	assert_non_null(strstr(fail.detail, name));
+	assert_non_null(strstr(fail.detail, "delete --force"));
+	msb_disposal_failure_free(&fail);
+}
+
 /* ---- refusals that need no container ------------------------------------------------ */
 
 static void config_refusals(void **state)
@@ -444,6 +478,7 @@ int main(void)
 		cmocka_unit_test(a_dead_sandbox_is_replaced_and_disposed),
 		cmocka_unit_test(every_runsc_process_is_inside_the_limits),
 		cmocka_unit_test(a_disposal_that_leaves_a_mount_is_reported),
+		cmocka_unit_test(a_sandbox_of_an_earlier_version_is_not_reported_gone),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -98,10 +98,11 @@ static inline int gvisor_fixture_runsc_procs(const char *state)
 }
 
 /*
- * The leak check: nothing in the state dir but lock files, the platform verdict and runsc's
- * (empty) root, and no runsc process whose command line names the state dir (the cgroups
- * are checked per sandbox by the tests). Removes the state dir. Returns the number of
- * leaks, printing each.
+ * The leak check: nothing in the state dir but lock files, the platform verdict and an
+ * empty <state>/runsc (the shared runsc root of earlier versions; each sandbox now has its
+ * own, inside its directory), and no runsc process whose command line names the state dir
+ * (the cgroups are checked per sandbox by the tests). Removes the state dir. Returns the
+ * number of leaks, printing each.
  */
 static inline int gvisor_fixture_leaks(backend_fixture *fx)
 {
