@@ -66,6 +66,22 @@ static bool drop_state(const msb_driver_box *box, msb_disposal_failure *failure)
 	return gone;
 }
 
+/* Undo mountinfo's escapes (a space is \040, a backslash \134) in place. */
+static void unescape(char *s)
+{
+	char *out = s;
+	for (const char *in = s; *in; out++) {
+		if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' && in[2] >= '0' && in[2] <= '7' &&
+		    in[3] >= '0' && in[3] <= '7') {
+			*out = (char)((in[1] - '0') * 64 + (in[2] - '0') * 8 + (in[3] - '0'));
+			in += 4;
+		} else {
+			*out = *in++;
+		}
+	}
+	*out = '\0';
+}
+
 /* Whether a mount point of msb's own mount namespace lies in the sandbox's directory. */
 static bool mounts_gone(const msb_driver_box *box, msb_disposal_failure *failure)
 {
@@ -80,9 +96,12 @@ static bool mounts_gone(const msb_driver_box *box, msb_disposal_failure *failure
 	char line[8192], point[4096];
 	bool left = false;
 	/* Field 5 is the mount point; a path with a space is escaped (\040), never split. */
-	while (!left && fgets(line, sizeof line, f))
-		left = sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 &&
-		       strncmp(point, box->dir, n) == 0 && (point[n] == '/' || point[n] == '\0');
+	while (!left && fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
+			continue;
+		unescape(point);
+		left = strncmp(point, box->dir, n) == 0 && (point[n] == '/' || point[n] == '\0');
+	}
 	fclose(f);
 	if (left)
 		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: sandbox %s: "

@@ -353,26 +353,41 @@ static void every_runsc_process_is_inside_the_limits(void **state)
  * Disposal verifies what it ends, and a step that did not land is a DisposalFailure, never
  * a success: a mount left in the sandbox's directory (here one the test makes in msb's own
  * mount namespace) fails it, and the sandbox stays addressable until a later dispose, once
- * the mount is gone, succeeds.
+ * the mount is gone, succeeds. The state dir has a space in its name, which mountinfo
+ * escapes (\040): the check must still see the mount as the sandbox's.
  */
 static void a_disposal_that_leaves_a_mount_is_reported(void **state)
 {
 	(void)state;
-	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "mounted", NULL);
+	char dir[] = "/tmp/msb-gvisor-test sp-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	backend_fixture own;
+	msb_error err = MSB_ERROR_INIT;
+	if (gvisor_fixture_open(&own, dir, "", &err) != MSB_OK)
+		fprintf(stderr, "open: %s\n", msb_error_message(&err));
+	msb_error_clear(&err);
+	msb_sandbox_handle *h = backend_acquire(&own, &spec, "mounted", NULL);
 	assert_non_null(h);
 	char *chan = msb_driver_path(msb_driver_sandbox_box(h)->dir, "chan");
 	char name[64];
 	snprintf(name, sizeof name, "%s", msb_driver_sandbox_box(h)->name);
 	pid_t sandbox = backend_recorded(h, "agent.pid");
-	fx.ops->release(h);
-	int m = mount("/tmp", chan, NULL, MS_BIND, NULL);
+	own.ops->release(h);
+	/* An empty directory of the test's own: should the check miss the mount, the
+	 * directory's removal reaches nothing but it. */
+	char empty[] = "/tmp/msb-gvisor-test-empty-XXXXXX";
+	assert_non_null(mkdtemp(empty));
+	int m = mount(empty, chan, NULL, MS_BIND, NULL);
 	msb_key k = backend_key("mounted", NULL);
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
-	bool failed = fx.ops->dispose(fx.self, &k, &f);
+	bool failed = own.ops->dispose(own.self, &k, &f);
 	if (m == 0)
 		umount2(chan, MNT_DETACH);
 	free(chan);
-	backend_dispose(&fx, "mounted", NULL);
+	rmdir(empty);
+	backend_dispose(&own, "mounted", NULL);
+	backend_fixture_close(&own);
+	int leaks = gvisor_fixture_leaks(&own);
 	fprintf(stderr, "# mount left: %s\n", f.detail ? f.detail : "(none)");
 	assert_int_equal(m, 0);
 	assert_true(failed);
@@ -380,6 +395,7 @@ static void a_disposal_that_leaves_a_mount_is_reported(void **state)
 	assert_non_null(strstr(f.detail, name));
 	assert_non_null(strstr(f.detail, "still mounted"));
 	msb_disposal_failure_free(&f);
+	assert_int_equal(leaks, 0);
 	assert_false(msb_driver_pid_running(sandbox));
 	char cg[512];
 	assert_false(sandbox_cgroup("pids", name, cg, sizeof cg));

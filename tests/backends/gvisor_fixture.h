@@ -109,7 +109,7 @@ static inline int gvisor_fixture_leaks(backend_fixture *fx)
 	int leaks = 0;
 	char cmd[600], line[512];
 	snprintf(cmd, sizeof cmd,
-		 "cd %s 2>/dev/null && { ls -A | grep -v -e '\\.lock$' -e '^runsc$' -e '^platform$'; ls -A runsc 2>/dev/null; }",
+		 "cd '%s' 2>/dev/null && { ls -A | grep -v -e '\\.lock$' -e '^runsc$' -e '^platform$'; ls -A runsc 2>/dev/null; }",
 		 fx->state);
 	FILE *p = popen(cmd, "r");
 	while (p && fgets(line, sizeof line, p)) {
@@ -119,7 +119,8 @@ static inline int gvisor_fixture_leaks(backend_fixture *fx)
 	if (p)
 		pclose(p);
 	leaks += gvisor_fixture_runsc_procs(fx->state);
-	snprintf(cmd, sizeof cmd, "rm -rf %s", fx->state);
+	/* Quoted: a test may give its state dir a space. */
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->state);
 	if (system(cmd) != 0)
 		leaks++;
 	return leaks;
