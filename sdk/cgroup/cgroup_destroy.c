@@ -118,9 +118,10 @@ bool msb_cgroup_populated(const msb_cgroup *cg)
 
 /*
  * Wait until v2 directory `d` says "populated 0" in cgroup.events. The kernel wakes a poll
- * on that file at every change (and a change since the last read wakes it at once), so the
- * last exit is seen when it happens, not at the next nap. false at the deadline, or when
- * the file cannot be read (the caller's polling then decides).
+ * on that file when it changes, but at most once per 10 ms per file (a sandbox that started
+ * a moment ago has just been notified of "populated 1"), so the wait also re-reads on a
+ * short backoff, as nap() does. false at the deadline, or when the file cannot be read (the
+ * caller's polling then decides).
  */
 static bool v2_wait_empty(const msb_cgroup_member_dir *d, double deadline)
 {
@@ -130,20 +131,21 @@ static bool v2_wait_empty(const msb_cgroup_member_dir *d, double deadline)
 	if (fd < 0)
 		return false;
 	bool empty = false;
+	long us = 50;
 	for (;;) {
 		char text[256];
 		ssize_t n = pread(fd, text, sizeof text - 1, 0);
 		if (n <= 0)
 			break;
 		text[n] = '\0';
-		if ((empty = strstr(text, "populated 0") != NULL))
-			break;
-		double left = deadline - now();
-		if (left <= 0)
+		if ((empty = strstr(text, "populated 0") != NULL) || now() >= deadline)
 			break;
 		struct pollfd p = { .fd = fd, .events = POLLPRI };
-		if (poll(&p, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+		struct timespec step = { 0, us * 1000 };
+		if (ppoll(&p, 1, &step, NULL) < 0 && errno != EINTR)
 			break;
+		if (us < 5000)
+			us *= 2;
 	}
 	close(fd);
 	return empty;
