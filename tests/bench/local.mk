@@ -88,3 +88,8 @@ EXTRA_tests_bench_bench_tools_DEPENDENCIES = plugins/inprocess/inprocess.la
 
 # Header-only helpers the benchmarks above include.
 EXTRA_DIST += tests/bench/bench_stats.h tests/bench/bench_warm.h
+
+BENCHES += tests/bench/bench_cgroup
+tests_bench_bench_cgroup_SOURCES = tests/bench/bench_cgroup.c
+tests_bench_bench_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_cgroup_LDADD = sdk/libmsb-sdk.la
