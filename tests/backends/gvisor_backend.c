@@ -314,21 +314,9 @@ static void every_runsc_process_is_inside_the_limits(void **state)
 	int found = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		char path[300], buf[8192];
+		char buf[8192];
 		long pid = atol(e->d_name);
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		bool ours = false;
-		for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
-			ours = ours || strcmp(buf + i, root) == 0;
-		if (!ours)
+		if (pid <= 0 || !gvisor_fixture_cmdline_names(pid, root, true, buf, sizeof buf))
 			continue;
 		found++;
 		if (!cgroup_has(pids, pid) || (v1_memory && !cgroup_has(memory, pid)))

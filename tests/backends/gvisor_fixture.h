@@ -67,6 +67,30 @@ static inline msb_errc gvisor_fixture_open(backend_fixture *fx, const char *stat
 					      fx->state, BACKEND_FIXTURE_AGENT, extra);
 }
 
+/*
+ * Whether an argument of process `pid`'s command line equals `needle` (`exact`) or contains
+ * it. The command line, NULs turned to spaces, is left in `buf` for messages.
+ */
+static inline bool gvisor_fixture_cmdline_names(long pid, const char *needle, bool exact, char *buf,
+						size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	bool names = false;
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+		names = names || (exact ? strcmp(buf + i, needle) == 0 : strstr(buf + i, needle) != NULL);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	return names;
+}
+
 /* How many runsc processes name `state` on their command line (printing each). */
 static inline int gvisor_fixture_runsc_procs(const char *state)
 {
@@ -74,21 +98,11 @@ static inline int gvisor_fixture_runsc_procs(const char *state)
 	int found = 0;
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		char path[300], buf[8192];
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		bool names = false;
-		for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
-			names = names || strstr(buf + i, state) != NULL;
-		if (names && strstr(buf, "runsc")) {
-			fprintf(stderr, "leak: runsc process %s still names %s\n", e->d_name, state);
+		char buf[8192];
+		long pid = atol(e->d_name);
+		if (pid > 0 && gvisor_fixture_cmdline_names(pid, state, false, buf, sizeof buf) &&
+		    strstr(buf, "runsc")) {
+			fprintf(stderr, "leak: runsc process %ld still names %s\n", pid, state);
 			found++;
 		}
 	}
