@@ -11,8 +11,8 @@
  * The cgroup. bwrap is born inside the sandbox's cgroup (msb_cgroup_fork: clone3 into the
  * v2 directory, a self-join of the v1 ones), so everything it starts is inside the limits
  * from its first instruction, and nothing is ever moved: moving another process takes the
- * kernel's global threadgroup lock, whose write side waits for an RCU grace period (10-18 ms
- * measured here), where being born inside costs 0.1-0.2 ms. The keeper itself stays outside:
+ * kernel's global threadgroup lock, whose write side waits for an RCU grace period (13 ms
+ * against 0.7-0.9 ms born inside: tests/bench/bench_cgroup). The keeper itself stays outside:
  * it is msb's code and only reaps.
  *
  * How --die-with-parent is applied: bwrap sets PR_SET_PDEATHSIG on itself and on the
