@@ -3,8 +3,8 @@
 # bwrap backend (and the cgroup helpers it limits with).
 check_PROGRAMS += tests/backends/bwrap_cgroup
 TESTS += tests/backends/bwrap_cgroup
-tests_backends_bwrap_cgroup_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/sdk/cgroup
-tests_backends_bwrap_cgroup_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_bwrap_cgroup_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/sdk/cgroup $(SECCOMP_CFLAGS)
+tests_backends_bwrap_cgroup_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(SECCOMP_LIBS)
 check_PROGRAMS += tests/backends/bwrap_backend
 TESTS += tests/backends/bwrap_backend
 tests_backends_bwrap_backend_SOURCES = tests/backends/bwrap_backend.c tests/backends/bwrap_fixture.h \
