@@ -11,10 +11,11 @@
  * after the host's SHUTDOWN (QEMU's -no-reboot then turns the power-off into QEMU exiting),
  * so disposal needs no guest cooperation beyond that.
  *
- * All of this is on a cold start's critical path, on one TCG vCPU: agent 0 starts the
- * moment its port is named (the host is ready once one agent answered), the others below
- * it in priority until they have opened their ports, and every wait is for an event — a
- * uevent, an inotify open, a signalfd — never a sleep.
+ * All of this is on a cold start's critical path, on one TCG vCPU: each agent starts the
+ * moment its port is named (the host is ready once one agent answered), and every wait is
+ * for an event — a uevent, a signalfd — never a sleep. Every agent runs at the ordinary
+ * priority from its start, so a command never inherits another (the guest has no scheduler
+ * trick whose correctness would hinge on which process runs first).
  *
  * Booted with `msb_probe=1` on the kernel command line it prints MSB_QEMU_PROBE_MARKER and
  * powers off at once (no dot in the name: the kernel keeps dotted parameters for modules
@@ -33,9 +34,7 @@
 #include <string.h>
 #include <linux/netlink.h>
 #include <poll.h>
-#include <sys/inotify.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/reboot.h>
@@ -115,9 +114,9 @@ static void load_modules(const char *list)
  * /dev/virtio-ports/msb.agent.<k> → ../vportXpY. The device (and its node) appears when
  * virtio_console adds the port; its name attribute only when QEMU's name message follows,
  * announced by a "change" uevent. `linked` marks the ports done; returns how many were
- * linked now, into `fresh` (by k), with the device node's path in `node[k]`.
+ * linked now, into `fresh` (by k).
  */
-static int link_ports(bool *linked, bool *fresh, char node[][64])
+static int link_ports(bool *linked, bool *fresh)
 {
 	DIR *d = opendir("/sys/class/virtio-ports");
 	if (!d)
@@ -146,7 +145,6 @@ static int link_ports(bool *linked, bool *fresh, char node[][64])
 		snprintf(link, sizeof link, "/dev/virtio-ports/%s", name);
 		if (symlink(target, link) < 0 && errno != EEXIST)
 			die("symlink for %s: %s", e->d_name, strerror(errno));
-		snprintf(node[k], 64, "/dev/%s", e->d_name);
 		linked[k] = fresh[k] = true;
 		n++;
 	}
@@ -218,33 +216,18 @@ static void make_parents(const char *dir)
 	}
 }
 
-/*
- * What PID 1 keeps from boot on: the agents, and while an agent other than agent 0 starts,
- * an inotify watch on its port's device node (-1 when none).
- */
+/* What PID 1 keeps from boot on. */
 typedef struct pid1 {
 	char **args;        /* the host's agent argv */
 	pid_t agents[MSB_QEMU_PORTS];
-	int watch[MSB_QEMU_PORTS];
-	int inotify;        /* IN_OPEN on the ports of agents starting low */
 	int sigchld;        /* a signalfd: SIGCHLD is blocked and read here */
 } pid1;
 
 /*
- * Agents 1… start at this nice, below agent 0 and the first command on the VM's single
- * vCPU: the host needs one agent to be ready, and the first command should not share the
- * vCPU with three more program starts. Each gets the ordinary priority back once it has
- * opened its port (an inotify IN_OPEN, no polling), i.e. before it can serve anything: the
- * relay hands a port a request only after that port answered its HELLO, and PID 1, woken at
- * the ordinary priority by the open, runs ahead of a nice 19 agent.
- */
-#define LATE_AGENT_NICE 19
-
-/*
  * Start the agent for port `k`: the host's argv with its --device path given the port's
- * suffix, at `nice`. Returns the child's pid.
+ * suffix. Returns the child's pid.
  */
-static pid_t start_agent(char **args, int k, int nice)
+static pid_t start_agent(char **args, int k)
 {
 	pid_t pid = fork();
 	if (pid != 0)
@@ -252,8 +235,6 @@ static pid_t start_agent(char **args, int k, int nice)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (nice)
-		setpriority(PRIO_PROCESS, 0, nice);
 	static char device[160];
 	for (char **a = args; *a && a[1]; a++)
 		if (!strcmp(*a, "--device")) {
@@ -262,31 +243,6 @@ static pid_t start_agent(char **args, int k, int nice)
 		}
 	execv(args[0], args);
 	die("exec %s: %s", args[0], strerror(errno));
-}
-
-/* Agent k's first start: agent 0 at once, the others low until they open `node`. */
-static void first_start(pid1 *p, int k, const char *node)
-{
-	p->watch[k] = k > 0 && p->inotify >= 0 ? inotify_add_watch(p->inotify, node, IN_OPEN) : -1;
-	p->agents[k] = start_agent(p->args, k, p->watch[k] >= 0 ? LATE_AGENT_NICE : 0);
-}
-
-/* Agents that opened their ports get the ordinary priority back. */
-static void on_opens(pid1 *p)
-{
-	_Alignas(struct inotify_event) char buf[4096];
-	ssize_t n;
-	while ((n = read(p->inotify, buf, sizeof buf)) > 0)
-		for (char *at = buf; at < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)at;
-			for (int k = 0; k < MSB_QEMU_PORTS; k++)
-				if (p->watch[k] >= 0 && ev->wd == p->watch[k]) {
-					setpriority(PRIO_PROCESS, (id_t)p->agents[k], 0);
-					inotify_rm_watch(p->inotify, p->watch[k]);
-					p->watch[k] = -1;
-				}
-			at += sizeof *ev + ev->len;
-		}
 }
 
 /*
@@ -307,10 +263,7 @@ static void on_children(pid1 *p)
 			if (p->agents[k] != pid)
 				continue;
 			if (WIFSIGNALED(status)) {
-				if (p->watch[k] >= 0)
-					inotify_rm_watch(p->inotify, p->watch[k]);
-				p->watch[k] = -1;
-				p->agents[k] = start_agent(p->args, k, 0);
+				p->agents[k] = start_agent(p->args, k);
 				break;
 			}
 			sync();
@@ -320,21 +273,18 @@ static void on_children(pid1 *p)
 }
 
 /*
- * Wait up to `ms` (-1: forever) for a child, an agent's open of its port, or (`uevents` >=
- * 0) a uevent, and handle the first two. Returns whether a port's uevent came.
+ * Wait up to `ms` (-1: forever) for a child or (`uevents` >= 0) a uevent, and handle the
+ * first. Returns whether a port's uevent came.
  */
 static bool wait_events(pid1 *p, int uevents, int ms)
 {
-	struct pollfd fds[3] = { { .fd = p->sigchld, .events = POLLIN },
-				 { .fd = p->inotify, .events = POLLIN },
+	struct pollfd fds[2] = { { .fd = p->sigchld, .events = POLLIN },
 				 { .fd = uevents, .events = POLLIN } };
-	if (poll(fds, 3, ms) < 0 && errno != EINTR)
+	if (poll(fds, 2, ms) < 0 && errno != EINTR)
 		die("poll: %s", strerror(errno));
 	if (fds[0].revents)
 		on_children(p);
-	if (fds[1].revents)
-		on_opens(p);
-	return fds[2].revents && port_uevent(uevents);
+	return fds[1].revents && port_uevent(uevents);
 }
 
 static long long now_ms(void)
@@ -357,11 +307,10 @@ static void start_agents(pid1 *p, int uevents)
 	long long deadline = now_ms() + PORT_WAIT_MS;
 	for (bool rescan = true; started < MSB_QEMU_PORTS;) {
 		bool fresh[MSB_QEMU_PORTS] = { false };
-		char node[MSB_QEMU_PORTS][64];
-		started += rescan ? link_ports(linked, fresh, node) : 0;
+		started += rescan ? link_ports(linked, fresh) : 0;
 		for (int k = 0; k < MSB_QEMU_PORTS; k++)
 			if (fresh[k]) {
-				first_start(p, k, node[k]);
+				p->agents[k] = start_agent(p->args, k);
 				char what[32];
 				snprintf(what, sizeof what, "agent %d started", k);
 				stage(what);
@@ -411,9 +360,6 @@ int main(int argc, char **argv)
 	p.sigchld = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (p.sigchld < 0)
 		die("signalfd: %s", strerror(errno));
-	p.inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	for (int k = 0; k < MSB_QEMU_PORTS; k++)
-		p.watch[k] = -1;
 	start_agents(&p, uevents);
 	if (uevents >= 0)
 		close(uevents);

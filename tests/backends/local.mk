@@ -30,7 +30,7 @@ check_PROGRAMS += tests/backends/qemu_backend
 TESTS += tests/backends/qemu_backend
 tests_backends_qemu_backend_SOURCES = tests/backends/qemu_backend.c tests/backends/qemu_fixture.h \
 	tests/backends/backend_fixture.h tests/backends/backend_cases.h
-tests_backends_qemu_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_qemu_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
 tests_backends_qemu_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_backends_qemu_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/qemu/qemu.la plugins/qemu/msb-qemu-init

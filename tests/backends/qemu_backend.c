@@ -3,7 +3,8 @@
  * probe finds it works): every operation, a second process reaching the same VM by key,
  * closed egress (no network device in the guest), timeouts and output caps, the limit cases
  * (a fork storm and a memory hog stay inside the VM), a daemon that lives until disposal,
- * call scope, and disposal that leaves no process, socket or directory.
+ * call scope, disposal that leaves no process, socket or directory, and commands and
+ * agents at nice 0 on every port of a freshly booted VM.
  *
  * Each boot costs seconds under TCG, so the suite boots three VMs in all: one shared by most
  * cases, one per call-scope key (disposed and checked), one started by a second process. It
@@ -23,6 +24,7 @@
 
 #include "qemu_fixture.h"
 #include "backend_cases.h"
+#include "vminit.h"
 
 static backend_fixture fx;
 static msb_spec spec;
@@ -123,6 +125,104 @@ static void a_slow_command_does_not_hold_the_others(void **state)
 	msb_exec_result_free(sr);
 	free(sr);
 	assert_true(quick < 2.5);
+}
+
+/*
+ * One command of a round: it reports its own nice, how many agents (PID 1's children named
+ * agent) the guest runs and how many of them at a nice other than 0, and the port of the
+ * agent that ran it.
+ */
+typedef struct nice_probe {
+	msb_sandbox_handle *h;
+	msb_exec_result r;
+	msb_errc rc;
+} nice_probe;
+
+static void *nice_exec(void *arg)
+{
+	nice_probe *p = arg;
+	/* Field 19 of /proc/<pid>/stat is the nice; the command's parent is its port's agent. */
+	const char *argv[] = { "sh", "-c", "echo nice $(cut -d' ' -f19 /proc/self/stat) $(cat "
+			       "/proc/[0-9]*/stat 2>/dev/null | awk '$2 == \"(agent)\" && $4 == 1 "
+			       "{ n++; if ($19 != 0) low++ } END { print \"agents\", n + 0, low + 0 }') "
+			       "port $(tr '\\0' '\\n' </proc/$PPID/cmdline | grep virtio-ports); sleep 1",
+			       NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 30 };
+	p->rc = fx.ops->exec(p->h, &req, &p->r, NULL);
+	return NULL;
+}
+
+/* One command's report, checked: false with `why` set when it shows a nice other than 0. */
+static bool nice_report_ok(const nice_probe *p, bool *seen, int *most_agents, char *why, size_t n)
+{
+	const char *out = backend_out(&p->r);
+	int nice = -100, agents = 0, low = -1;
+	char port[128] = "";
+	const char *prefix = "/dev/virtio-ports/" MSB_QEMU_PORT_NAME ".";
+	if (p->rc != MSB_OK || p->r.exit_code != 0 ||
+	    sscanf(out, "nice %d agents %d %d port %127s", &nice, &agents, &low, port) != 4 ||
+	    strncmp(port, prefix, strlen(prefix)) || atoi(port + strlen(prefix)) < 0 ||
+	    atoi(port + strlen(prefix)) >= MSB_QEMU_PORTS) {
+		snprintf(why, n, "the probe failed (rc %d, exit %d): '%.*s'", p->rc, p->r.exit_code,
+			 (int)strcspn(out, "\n"), out);
+		return false;
+	}
+	if (nice != 0 || low != 0) {
+		snprintf(why, n, "a command at nice %d, %d of %d agents not at nice 0: '%.*s'", nice,
+			 low, agents, (int)strcspn(out, "\n"), out);
+		return false;
+	}
+	seen[atoi(port + strlen(prefix))] = true;
+	*most_agents = agents > *most_agents ? agents : *most_agents;
+	return true;
+}
+
+/*
+ * Whether every command `h`'s VM runs is at nice 0, whichever port's agent runs it, and so
+ * is every agent: rounds of one command per port at once (each holds its port a second, so
+ * the relay hands each to another free port) until every port has answered. Called right
+ * after a VM's boot, while the later agents may still be starting: a scheme that started
+ * them at a lower priority and raised it later shows here as an agent (or a command) above
+ * nice 0. `why` says what was wrong. No assert, so that a caller can clean up first.
+ */
+static bool every_port_runs_at_nice_0(msb_sandbox_handle *h, char *why, size_t n)
+{
+	bool seen[MSB_QEMU_PORTS] = { false }, ok = true;
+	int ports = 0, most_agents = 0;
+	for (int round = 0; ok && round < 5 && ports < MSB_QEMU_PORTS; round++) {
+		nice_probe probes[MSB_QEMU_PORTS];
+		pthread_t threads[MSB_QEMU_PORTS];
+		int started = 0;
+		for (; started < MSB_QEMU_PORTS; started++) {
+			probes[started] = (nice_probe){ .h = h };
+			if (pthread_create(&threads[started], NULL, nice_exec, &probes[started]) != 0)
+				break;
+		}
+		for (int i = 0; i < started; i++) {
+			pthread_join(threads[i], NULL);
+			fprintf(stderr, "# round %d: %s", round, backend_out(&probes[i].r));
+			ok = ok && nice_report_ok(&probes[i], seen, &most_agents, why, n);
+			msb_exec_result_free(&probes[i].r);
+		}
+		ports = 0;
+		for (int k = 0; k < MSB_QEMU_PORTS; k++)
+			ports += seen[k];
+	}
+	if (ok && (ports < MSB_QEMU_PORTS || most_agents != MSB_QEMU_PORTS))
+		snprintf(why, n, "%d of %d ports answered in 5 rounds, at most %d agents seen", ports,
+			 MSB_QEMU_PORTS, most_agents);
+	return ok && ports == MSB_QEMU_PORTS && most_agents == MSB_QEMU_PORTS;
+}
+
+static void commands_run_at_nice_0_on_every_port(void **state)
+{
+	(void)state;
+	/* First of the cases on the shared VM: its later agents may still be starting. */
+	char why[512] = "";
+	bool ok = every_port_runs_at_nice_0(shared, why, sizeof why);
+	if (!ok)
+		fprintf(stderr, "%s\n", why);
+	assert_true(ok);
 }
 
 static void a_peer_of_another_version_is_refused(void **state)
@@ -235,12 +335,18 @@ static void call_scope_vm_is_its_own_and_dispose_leaves_nothing(void **state)
 	(void)state;
 	/* A call's sandbox is another VM, with a QEMU and a relay of its own. */
 	msb_sandbox_handle *h = backend_acquire_call(&fx, &spec);
+	/* Another key's fresh VM: its commands, too, at the ordinary priority on every port. */
+	char why[512] = "";
+	bool nice_0 = every_port_runs_at_nice_0(h, why, sizeof why);
+	if (!nice_0)
+		fprintf(stderr, "%s\n", why);
 	pid_t qemu = backend_recorded(h, "agent.pid"), relay = backend_recorded(h, "relay.pid");
 	assert_true(qemu > 0 && relay > 0 && qemu != backend_recorded(shared, "agent.pid"));
 	/* Its disposal leaves no directory, QEMU or relay, and the conversation's VM is untouched. */
 	backend_dispose_call(&fx, h, shared);
 	assert_false(msb_driver_pid_running(qemu));
 	assert_false(msb_driver_pid_running(relay));
+	assert_true(nice_0);
 }
 
 static void a_dead_vm_is_replaced_and_disposed(void **state)
@@ -358,6 +464,7 @@ int main(void)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(commands_run_at_nice_0_on_every_port),
 		cmocka_unit_test(config_refusals),
 		cmocka_unit_test(boot_timeout_is_bounded_and_cleans_up),
 		cmocka_unit_test(every_operation),
