@@ -298,6 +298,49 @@ static msb_errc await_ready(const msb_driver_box *box, start_state *s, msb_error
 	}
 }
 
+/*
+ * Record bwrap's pid while it builds the sandbox, when msb would otherwise wait, then wait
+ * for the agent. A bwrap that failed at once is reported in its own words (what it said on
+ * stderr), not as a pid that could not be recorded because it was already gone.
+ */
+static msb_errc record_and_await(const msb_driver_box *box, start_state *s, pid_t pid, msb_error *err)
+{
+	msb_error pid_err = MSB_ERROR_INIT;
+	msb_errc recorded = msb_driver_write_pid(box, pid, &pid_err);
+	msb_errc rc = await_ready(box, s, err);
+	if (!rc && recorded) {
+		rc = recorded;
+		msb_error_move(err, &pid_err);
+	}
+	msb_error_clear(&pid_err);
+	return rc;
+}
+
+/*
+ * Launch bwrap, and write the cgroup's limits while it starts: bwrap is born in the
+ * cgroup, but the limits come a moment later, while bubblewrap (msb's own code, and then
+ * the agent) builds the sandbox. They are in force before start waits for the agent, so
+ * before any command can reach it. A launch that failed is reported in its own words
+ * before a limit that could not be written.
+ */
+static msb_errc launch_limited(const msb_bwrap_launch *launch, const msb_cgroup *cgroup, pid_t *pid,
+			       msb_error *err)
+{
+	msb_bwrap_launching launching;
+	msb_errc rc = msb_bwrap_launch_start(launch, &launching, err);
+	if (rc)
+		return rc;
+	msb_error limit_err = MSB_ERROR_INIT;
+	msb_errc limits = msb_cgroup_apply(cgroup, &limit_err);
+	rc = msb_bwrap_launch_finish(&launching, pid, err);
+	if (!rc && limits) {
+		rc = limits;
+		msb_error_move(err, &limit_err);
+	}
+	msb_error_clear(&limit_err);
+	return rc;
+}
+
 static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	bwrap_ctx *ctx = p;
@@ -317,8 +360,8 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = open_files(ctx, box, &s, err);
 	if (!rc)
 		rc = build_argv(ctx, box, root, &s, err);
-	if (!rc && (rc = msb_cgroup_create(ctx->cfg.cgroup_parent, box->name, &ctx->cfg.limits,
-					   &s.cgroup, err)) == MSB_E_OS && geteuid() != 0)
+	if (!rc && (rc = msb_cgroup_prepare(ctx->cfg.cgroup_parent, box->name, &ctx->cfg.limits,
+					    &s.cgroup, err)) == MSB_E_OS && geteuid() != 0)
 		msb_error_prefix(err, "bwrap: sandbox %s: its limits need cgroups msb cannot create "
 				 "as a non-root user (config memory: 0, pids: 0, cpus: 0 runs without "
 				 "them): ", box->name);
@@ -335,13 +378,10 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 			.gid = gid,
 		};
 		memcpy(launch.fds, s.fds, sizeof launch.fds);
-		rc = msb_bwrap_launch_start(&launch, &pid, err);
+		rc = launch_limited(&launch, s.cgroup, &pid, err);
 	}
-	/* Ready first: a bwrap that failed at once is then reported in its own words. */
 	if (!rc)
-		rc = await_ready(box, &s, err);
-	if (!rc)
-		rc = msb_driver_write_pid(box, pid, err);
+		rc = record_and_await(box, &s, pid, err);
 	if (!rc)
 		rc = link_socket(box, err);
 	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, ctx->cfg.stop_timeout, NULL) == MSB_OK)
@@ -351,8 +391,8 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 }
 
 /*
- * Everything the sandbox runs is in its cgroup and nothing else is (the keeper, which reaps,
- * stays outside), so one kill by cgroup ends it all at once, bwrap and its init included:
+ * Everything of the sandbox is in its cgroup and nothing else is (its keeper, bwrap, bwrap's
+ * init and what they start), so one kill by cgroup ends it all at once:
  * the driver need not ask the agent to SHUTDOWN first (pid_ends_all, below). Without a
  * cgroup, the driver's SIGKILL of bwrap does it: bwrap's death takes its init (by
  * --die-with-parent), and the init's death the pid namespace.

@@ -1,19 +1,23 @@
 /*
  * bwrap_launch.c — the process tree of one sandbox:
  *
- *   msb (short-lived) ─fork─ A ─setsid, fork─ keeper ─fork, drop ids, exec─ bwrap ─ init ─ agent
+ *   msb (short-lived) ─fork─ A ─setsid, fork into the cgroup─ keeper ─fork, drop ids, exec─
+ *       bwrap ─ init ─ agent
  *
  * A exits at once, so the keeper is nobody's child in msb's session: msb can exit (or be
  * killed) and the sandbox stays, addressable through the state directory. The keeper does
  * nothing afterwards but reap bwrap and what bwrap leaves (so the pid the driver recorded
  * never lingers as a zombie).
  *
- * The cgroup. bwrap is born inside the sandbox's cgroup (msb_cgroup_fork: clone3 into the
- * v2 directory, a self-join of the v1 ones), so everything it starts is inside the limits
- * from its first instruction, and nothing is ever moved: moving another process takes the
- * kernel's global threadgroup lock, whose write side waits for an RCU grace period (13 ms
- * against 0.7-0.9 ms born inside: tests/bench/bench_cgroup). The keeper itself stays outside:
- * it is msb's code and only reaps.
+ * The cgroup. The keeper is born inside the sandbox's cgroup (msb_cgroup_fork: clone3 into
+ * the v2 directory, a self-join of the v1 ones), so bwrap and everything it starts are
+ * inside from their first instruction (the limits follow while bwrap builds the sandbox,
+ * see bwrap.c's launch_limited), and nothing is ever moved: moving another process takes
+ * the kernel's global threadgroup lock, whose write side waits for an RCU grace period
+ * (13 ms against 0.7-0.9 ms born inside: tests/bench/bench_cgroup). The keeper is part of
+ * the sandbox — it lives exactly as long — so the one kill by cgroup ends it with the rest,
+ * and an empty cgroup means no process of the sandbox is left. It costs one task of the
+ * pids limit.
  *
  * How --die-with-parent is applied: bwrap sets PR_SET_PDEATHSIG on itself and on the
  * sandbox's init, so its "parent" is the keeper, not msb. Killing the keeper (or the keeper
@@ -111,8 +115,12 @@ static int drop_ids(const msb_bwrap_launch *l)
 	return 0;
 }
 
-static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd)
+static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd, int join_error)
 {
+	if (join_error) {
+		report(report_fd, STEP_CGROUP, join_error);
+		_exit(1);
+	}
 	reset_signals();
 	if (place_fds(l, report_fd) != 0) {
 		report(report_fd, STEP_FDS, errno);
@@ -124,17 +132,12 @@ static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd)
 	 * pid 1 (which, on some machines, never reaps).
 	 */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	int join = 0;
-	pid_t child = l->cgroup ? msb_cgroup_fork(l->cgroup, &join) : fork();
+	pid_t child = fork();
 	if (child < 0) {
 		report(REPORT_FD, STEP_FORK, errno);
 		_exit(1);
 	}
 	if (child == 0) {
-		if (join) {
-			report(REPORT_FD, STEP_CGROUP, join);
-			_exit(127);
-		}
 		if (drop_ids(l) != 0) {
 			report(REPORT_FD, STEP_IDS, errno);
 			_exit(127);
@@ -195,7 +198,7 @@ static msb_errc read_reports(int fd, pid_t *pid, msb_error *err)
 	return MSB_OK;
 }
 
-msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *l, pid_t *pid, msb_error *err)
+msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *l, msb_bwrap_launching *out, msb_error *err)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -209,18 +212,27 @@ msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *l, pid_t *pid, msb_error
 	}
 	if (a == 0) {
 		close(pipefd[0]);
-		pid_t k = setsid() < 0 ? -1 : fork();
+		int join = 0;
+		pid_t k = setsid() < 0 ? -1 : l->cgroup ? msb_cgroup_fork(l->cgroup, &join) : fork();
 		if (k == 0)
-			keeper(l, pipefd[1]);
+			keeper(l, pipefd[1], join);
 		if (k < 0)
 			report(pipefd[1], STEP_FORK, errno);
 		_exit(0);
 	}
 	close(pipefd[1]);
+	out->middle = a;
+	out->reports = pipefd[0];
+	return MSB_OK;
+}
+
+msb_errc msb_bwrap_launch_finish(msb_bwrap_launching *l, pid_t *pid, msb_error *err)
+{
 	int status;
-	while (waitpid(a, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(l->middle, &status, 0) < 0 && errno == EINTR)
 		;
-	msb_errc rc = read_reports(pipefd[0], pid, err);
-	close(pipefd[0]);
+	msb_errc rc = read_reports(l->reports, pid, err);
+	close(l->reports);
+	l->reports = -1;
 	return rc;
 }

@@ -28,11 +28,25 @@ typedef struct msb_bwrap_launch {
 	long uid, gid;                    /* dropped to before bwrap execs; -1: keep */
 } msb_bwrap_launch;
 
+/* A launch under way: the intermediate process to reap and the keeper's report pipe. */
+typedef struct msb_bwrap_launching {
+	pid_t middle;
+	int reports;
+} msb_bwrap_launching;
+
 /*
- * Start bwrap under a detached keeper and return bwrap's pid (the process whose death means
- * the sandbox is gone). Refuses, naming the step, when the keeper could not start bwrap
- * inside the cgroup, drop its ids or exec bwrap.
+ * Start bwrap under a detached keeper, and return without waiting for it: the caller can do
+ * its own work (the cgroup's limits) while the keeper forks and bwrap execs.
+ * msb_bwrap_launch_finish must follow a start that succeeded.
  */
-msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *launch, pid_t *pid, msb_error *err);
+msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *launch, msb_bwrap_launching *out,
+				msb_error *err);
+
+/*
+ * Wait until bwrap has been executed and return its pid (the process whose death means the
+ * sandbox is gone). Refuses, naming the step, when the keeper could not start bwrap inside
+ * the cgroup, drop its ids or exec bwrap.
+ */
+msb_errc msb_bwrap_launch_finish(msb_bwrap_launching *launching, pid_t *pid, msb_error *err);
 
 #endif

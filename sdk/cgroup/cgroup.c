@@ -140,18 +140,29 @@ static const msb_cgroup_mount *need(const msb_cgroup_mounts *mounts, const char 
 	return m;
 }
 
-static msb_errc set_memory(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
-			   const char *name, uint64_t bytes, msb_error *err)
+/*
+ * Find the hierarchy for `controller` (refusing a limit nothing mounted carries), enable it
+ * on the way down in v2, make the directory and mark it for msb_cgroup_apply.
+ */
+static msb_errc prepare_limit(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
+			      const char *name, const char *controller, const char *what,
+			      unsigned limit, msb_error *err)
 {
-	const msb_cgroup_mount *m = need(mounts, "memory", "memory", err);
-	if (!m || (m->v2 && enable_v2(m, parent, "memory", err)))
+	const msb_cgroup_mount *m = need(mounts, controller, what, err);
+	if (!m || (m->v2 && enable_v2(m, parent, controller, err)))
 		return err ? err->code : MSB_E_BACKEND;
 	msb_cgroup_member_dir *d = dir_for(cg, m, parent, name, err);
 	if (!d)
 		return err ? err->code : MSB_E_OS;
+	d->limits |= limit;
+	return MSB_OK;
+}
+
+static msb_errc write_memory(const msb_cgroup_member_dir *d, uint64_t bytes, msb_error *err)
+{
 	char text[32];
 	snprintf(text, sizeof text, "%" PRIu64, bytes);
-	msb_errc rc = msb_cgroup_write(d->path, m->v2 ? "memory.max" : "memory.limit_in_bytes", text, err);
+	msb_errc rc = msb_cgroup_write(d->path, d->v2 ? "memory.max" : "memory.limit_in_bytes", text, err);
 	if (rc)
 		return rc;
 	/*
@@ -159,42 +170,28 @@ static msb_errc set_memory(msb_cgroup *cg, const msb_cgroup_mounts *mounts, cons
 	 * figure. Absent when the kernel has no swap accounting, which leaves nothing to hold.
 	 */
 	char probe[PATH_MAX + 32];
-	const char *swap = m->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+	const char *swap = d->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
 	snprintf(probe, sizeof probe, "%s/%s", d->path, swap);
 	if (access(probe, F_OK) == 0)
-		rc = msb_cgroup_write(d->path, swap, m->v2 ? "0" : text, err);
+		rc = msb_cgroup_write(d->path, swap, d->v2 ? "0" : text, err);
 	return rc;
 }
 
-static msb_errc set_pids(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
-			 const char *name, uint64_t pids, msb_error *err)
+static msb_errc write_pids(const msb_cgroup_member_dir *d, uint64_t pids, msb_error *err)
 {
-	const msb_cgroup_mount *m = need(mounts, "pids", "process-count", err);
-	if (!m || (m->v2 && enable_v2(m, parent, "pids", err)))
-		return err ? err->code : MSB_E_BACKEND;
-	msb_cgroup_member_dir *d = dir_for(cg, m, parent, name, err);
-	if (!d)
-		return err ? err->code : MSB_E_OS;
 	char text[32];
 	snprintf(text, sizeof text, "%" PRIu64, pids);
 	return msb_cgroup_write(d->path, "pids.max", text, err);
 }
 
-static msb_errc set_cpu(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
-			const char *name, double cpus, msb_error *err)
+static msb_errc write_cpu(const msb_cgroup_member_dir *d, double cpus, msb_error *err)
 {
-	const msb_cgroup_mount *m = need(mounts, "cpu", "CPU", err);
-	if (!m || (m->v2 && enable_v2(m, parent, "cpu", err)))
-		return err ? err->code : MSB_E_BACKEND;
-	msb_cgroup_member_dir *d = dir_for(cg, m, parent, name, err);
-	if (!d)
-		return err ? err->code : MSB_E_OS;
 	const long period = 100000; /* 100 ms, the kernel's default CFS period */
 	long quota = (long)(cpus * (double)period);
 	if (quota < 1000)
 		quota = 1000; /* the kernel's floor */
 	char text[64];
-	if (m->v2) {
+	if (d->v2) {
 		snprintf(text, sizeof text, "%ld %ld", quota, period);
 		return msb_cgroup_write(d->path, "cpu.max", text, err);
 	}
@@ -230,8 +227,8 @@ static msb_errc add_kill_handle(msb_cgroup *cg, const msb_cgroup_mounts *mounts,
 	return MSB_OK;
 }
 
-msb_errc msb_cgroup_create(const char *parent, const char *name, const msb_cgroup_limits *limits,
-			   msb_cgroup **out, msb_error *err)
+msb_errc msb_cgroup_prepare(const char *parent, const char *name, const msb_cgroup_limits *limits,
+			    msb_cgroup **out, msb_error *err)
 {
 	*out = NULL;
 	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
@@ -245,12 +242,14 @@ msb_errc msb_cgroup_create(const char *parent, const char *name, const msb_cgrou
 	msb_cgroup *cg = calloc(1, sizeof *cg);
 	msb_errc rc = (!mounts || !cg) ? msb_error_set(err, MSB_E_NOMEM, "cgroups: out of memory")
 				       : msb_cgroup_mounts_read(mounts, err);
+	if (!rc)
+		cg->limits = *limits;
 	if (!rc && limits->memory_bytes)
-		rc = set_memory(cg, mounts, parent, name, limits->memory_bytes, err);
+		rc = prepare_limit(cg, mounts, parent, name, "memory", "memory", MSB_CGROUP_LIMIT_MEMORY, err);
 	if (!rc && limits->pids)
-		rc = set_pids(cg, mounts, parent, name, limits->pids, err);
+		rc = prepare_limit(cg, mounts, parent, name, "pids", "process-count", MSB_CGROUP_LIMIT_PIDS, err);
 	if (!rc && limits->cpus > 0)
-		rc = set_cpu(cg, mounts, parent, name, limits->cpus, err);
+		rc = prepare_limit(cg, mounts, parent, name, "cpu", "CPU", MSB_CGROUP_LIMIT_CPU, err);
 	if (!rc)
 		rc = add_kill_handle(cg, mounts, parent, name, err);
 	free(mounts);
@@ -262,6 +261,33 @@ msb_errc msb_cgroup_create(const char *parent, const char *name, const msb_cgrou
 	}
 	*out = cg;
 	return MSB_OK;
+}
+
+msb_errc msb_cgroup_apply(const msb_cgroup *cg, msb_error *err)
+{
+	msb_errc rc = MSB_OK;
+	for (size_t i = 0; i < cg->len && !rc; i++) {
+		const msb_cgroup_member_dir *d = &cg->dirs[i];
+		if (d->limits & MSB_CGROUP_LIMIT_MEMORY)
+			rc = write_memory(d, cg->limits.memory_bytes, err);
+		if (!rc && (d->limits & MSB_CGROUP_LIMIT_PIDS))
+			rc = write_pids(d, cg->limits.pids, err);
+		if (!rc && (d->limits & MSB_CGROUP_LIMIT_CPU))
+			rc = write_cpu(d, cg->limits.cpus, err);
+	}
+	return rc;
+}
+
+msb_errc msb_cgroup_create(const char *parent, const char *name, const msb_cgroup_limits *limits,
+			   msb_cgroup **out, msb_error *err)
+{
+	msb_errc rc = msb_cgroup_prepare(parent, name, limits, out, err);
+	if (rc || (rc = msb_cgroup_apply(*out, err)) == MSB_OK)
+		return rc;
+	msb_cgroup_destroy(*out, 1.0, NULL);
+	msb_cgroup_free(*out);
+	*out = NULL;
+	return rc;
 }
 
 msb_errc msb_cgroup_save(const msb_cgroup *cg, const char *file, msb_error *err)

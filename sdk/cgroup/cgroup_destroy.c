@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,19 +118,58 @@ bool msb_cgroup_populated(const msb_cgroup *cg)
 }
 
 /*
- * Wait until v2 directory `d` says "populated 0" in cgroup.events. The kernel wakes a poll
- * on that file when it changes, but at most once per 10 ms per file (a sandbox that started
- * a moment ago has just been notified of "populated 1"), so the wait also re-reads on a
- * short backoff, as nap() does. false at the deadline, or when the file cannot be read (the
- * caller's polling then decides).
+ * Pidfds of the first few members of `d`, opened before the kill so each is a process that
+ * was a member (a pid read here could only be reused after its process is reaped). They are
+ * only a wake-up source for the wait below, which decides by cgroup.events alone.
  */
-static bool v2_wait_empty(const msb_cgroup_member_dir *d, double deadline)
+enum { WATCH_MAX = 15 };
+
+typedef struct member_watch {
+	struct pollfd fds[WATCH_MAX + 1]; /* [0] is cgroup.events; a pidfd that fired is -1 */
+	int len;
+} member_watch;
+
+static void watch_members(const msb_cgroup_member_dir *d, member_watch *w)
+{
+	w->len = 1;
+	w->fds[0] = (struct pollfd){ .fd = -1, .events = POLLPRI };
+	FILE *f = fopen(d->procs, "re");
+	if (!f)
+		return;
+	long pid;
+	while (w->len <= WATCH_MAX && fscanf(f, "%ld", &pid) == 1) {
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		if (fd >= 0)
+			w->fds[w->len++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	fclose(f);
+}
+
+static void unwatch(member_watch *w)
+{
+	for (int i = 0; i < w->len; i++)
+		if (w->fds[i].fd >= 0)
+			close(w->fds[i].fd);
+	w->len = 0;
+}
+
+/*
+ * Wait until v2 directory `d` says "populated 0" in cgroup.events. What wakes the wait: a
+ * member's exit (its pidfd), a change of the file (but the kernel notifies at most once per
+ * 10 ms per file, and a sandbox that started a moment ago has just been notified of
+ * "populated 1"), and a short backoff, as nap() does, for members started after the watch.
+ * The last member's exit and the file's "populated 0" come from the same exit, a moment
+ * apart: a wake-up by a pidfd restarts the backoff at its finest step. false at the
+ * deadline, or when the file cannot be read (the caller's polling then decides).
+ */
+static bool v2_wait_empty(const msb_cgroup_member_dir *d, member_watch *w, double deadline)
 {
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/cgroup.events", d->path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
+	w->fds[0].fd = fd;
 	bool empty = false;
 	long us = 50;
 	for (;;) {
@@ -140,26 +180,37 @@ static bool v2_wait_empty(const msb_cgroup_member_dir *d, double deadline)
 		text[n] = '\0';
 		if ((empty = strstr(text, "populated 0") != NULL) || now() >= deadline)
 			break;
-		struct pollfd p = { .fd = fd, .events = POLLPRI };
 		struct timespec step = { 0, us * 1000 };
-		if (ppoll(&p, 1, &step, NULL) < 0 && errno != EINTR)
+		int woke = ppoll(w->fds, (nfds_t)w->len, &step, NULL);
+		if (woke < 0 && errno != EINTR)
 			break;
-		if (us < 5000)
-			us *= 2;
+		us = us < 5000 ? us * 2 : us;
+		for (int i = 1; woke > 0 && i < w->len; i++)
+			if (w->fds[i].fd >= 0 && w->fds[i].revents) {
+				close(w->fds[i].fd);
+				w->fds[i].fd = -1; /* ppoll skips it from now on */
+				us = 50;
+			}
 	}
-	close(fd);
 	return empty;
 }
 
 msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
 {
 	double deadline = now() + timeout;
+	const msb_cgroup_member_dir *v2 = NULL;
+	for (size_t i = 0; i < cg->len && !v2; i++)
+		if (cg->dirs[i].v2)
+			v2 = &cg->dirs[i];
+	member_watch watch = { .len = 0 };
+	if (v2)
+		watch_members(v2, &watch);
 	kill_all(cg, deadline);
 	/* Exiting takes the kernel a moment; a member killed above may still be listed. A task
 	 * leaves every hierarchy at once, so the v2 directory's word covers the v1 ones. */
-	for (size_t i = 0; i < cg->len; i++)
-		if (cg->dirs[i].v2)
-			v2_wait_empty(&cg->dirs[i], deadline);
+	if (v2)
+		v2_wait_empty(v2, &watch, deadline);
+	unwatch(&watch);
 	for (size_t i = 0; i < cg->len; i++) {
 		long us = 100;
 		while (populated(&cg->dirs[i]) && now() < deadline) {

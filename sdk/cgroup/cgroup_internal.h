@@ -46,11 +46,15 @@ typedef struct msb_cgroup_member_dir {
 	char join[PATH_MAX];  /* what a self-join writes "0" to: v1 "tasks", v2 "cgroup.procs" */
 	bool v2;
 	bool freezer; /* a v1 freezer directory: what stops a fork race during the kill */
+	unsigned limits; /* which limits msb_cgroup_apply writes here: MSB_CGROUP_LIMIT_* */
 } msb_cgroup_member_dir;
+
+enum { MSB_CGROUP_LIMIT_MEMORY = 1, MSB_CGROUP_LIMIT_PIDS = 2, MSB_CGROUP_LIMIT_CPU = 4 };
 
 struct msb_cgroup {
 	msb_cgroup_member_dir dirs[MSB_CGROUP_MAX_DIRS];
 	size_t len;
+	msb_cgroup_limits limits; /* as prepared; a loaded handle has none */
 };
 
 /* Fill in `d`'s file paths from d->path and d->v2. */

@@ -55,24 +55,31 @@ static const char *dir_with(const msb_cgroup *cg, const char *file)
 	return NULL;
 }
 
-static void limits_are_written_and_dirs_removed(void **state)
+/*
+ * Whether `cg`'s directories hold the limits {64 MiB, 16 tasks, half a CPU} (`limited`), or
+ * what the kernel gives a new cgroup: no limit of any kind.
+ */
+static void assert_limits(const msb_cgroup *cg, bool limited)
 {
-	(void)state;
-	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
-	msb_cgroup *cg = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
 	const char *mem = dir_with(cg, "memory.limit_in_bytes");
 	if (mem)
-		assert_true(file_holds(mem, "memory.limit_in_bytes", "67108864"));
+		assert_true(file_holds(mem, "memory.limit_in_bytes",
+				       limited ? "67108864" : "9223372036854771712"));
 	else
-		assert_true(file_holds(dir_with(cg, "memory.max"), "memory.max", "67108864"));
-	assert_true(file_holds(dir_with(cg, "pids.max"), "pids.max", "16"));
+		assert_true(file_holds(dir_with(cg, "memory.max"), "memory.max", limited ? "67108864" : "max"));
+	assert_true(file_holds(dir_with(cg, "pids.max"), "pids.max", limited ? "16" : "max"));
 	const char *cpu = dir_with(cg, "cpu.cfs_quota_us");
 	if (cpu)
-		assert_true(file_holds(cpu, "cpu.cfs_quota_us", "50000"));
+		assert_true(file_holds(cpu, "cpu.cfs_quota_us", limited ? "50000" : "-1"));
 	else
-		assert_true(file_holds(dir_with(cg, "cpu.max"), "cpu.max", "50000 100000"));
+		assert_true(file_holds(dir_with(cg, "cpu.max"), "cpu.max",
+				       limited ? "50000 100000" : "max 100000"));
+}
+
+/* Destroy `cg` and check every one of its directories is gone. */
+static void destroy_and_check_removed(msb_cgroup *cg)
+{
+	msb_error err = MSB_ERROR_INIT;
 	size_t n = msb_cgroup_count(cg);
 	char dirs[8][4096];
 	for (size_t i = 0; i < n; i++)
@@ -81,6 +88,34 @@ static void limits_are_written_and_dirs_removed(void **state)
 	msb_cgroup_free(cg);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(access(dirs[i], F_OK), -1);
+}
+
+static void limits_are_written_and_dirs_removed(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	assert_limits(cg, true);
+	destroy_and_check_removed(cg);
+}
+
+/*
+ * The two halves of create: prepare makes every directory a limit needs and writes no limit
+ * (what a backend launches into), apply writes them all.
+ */
+static void prepare_writes_no_limit_until_apply(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_prepare("msb-test", name, &lim, &cg, &err), MSB_OK);
+	assert_limits(cg, false);
+	assert_int_equal(msb_cgroup_apply(cg, &err), MSB_OK);
+	assert_limits(cg, true);
+	destroy_and_check_removed(cg);
 }
 
 /* A child joins, then forks a daemon that leaves its session and double-forks. */
@@ -415,6 +450,7 @@ int main(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(limits_are_written_and_dirs_removed),
+		cmocka_unit_test(prepare_writes_no_limit_until_apply),
 		cmocka_unit_test(fork_bomb_is_held_and_daemon_is_killed),
 		cmocka_unit_test(a_child_of_msb_cgroup_fork_is_born_in_every_directory),
 		cmocka_unit_test(without_clone3_the_child_still_joins_every_directory),

@@ -45,6 +45,18 @@ typedef struct msb_cgroup msb_cgroup;
  */
 msb_errc msb_cgroup_create(const char *parent, const char *name, const msb_cgroup_limits *limits,
 			   msb_cgroup **out, msb_error *err);
+/*
+ * msb_cgroup_create in two halves, for a caller that starts its processes between them:
+ * prepare makes the directories (refusing, as create does, a limit nothing mounted can
+ * enforce) and writes no limit; apply writes the limits prepare recorded. Members run
+ * unlimited until apply, so a caller starts only its own code in between and applies
+ * before anything else can run. What it buys: writing the limits (a third of a sandbox's
+ * cgroup set-up) overlaps with the engine's start instead of preceding it.
+ */
+msb_errc msb_cgroup_prepare(const char *parent, const char *name, const msb_cgroup_limits *limits,
+			    msb_cgroup **out, msb_error *err);
+msb_errc msb_cgroup_apply(const msb_cgroup *cg, msb_error *err);
+
 /* Save the directory list to `file` (atomically), and read one back. */
 msb_errc msb_cgroup_save(const msb_cgroup *cg, const char *file, msb_error *err);
 msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err);
