@@ -14,8 +14,9 @@
  * All of this is on a cold start's critical path, on one TCG vCPU: each agent starts the
  * moment its port is named (the host is ready once one agent answered), and every wait is
  * for an event — a uevent, a signalfd — never a sleep. Every agent runs at the ordinary
- * priority from its start, so a command never inherits another (the guest has no scheduler
- * trick whose correctness would hinge on which process runs first).
+ * priority from its start (agents started lower and raised once they opened their ports
+ * bought nothing measurable, and a command could have inherited the low priority whenever
+ * an agent served before PID 1 raised it), so no command inherits anything but nice 0.
  *
  * Booted with `msb_probe=1` on the kernel command line it prints MSB_QEMU_PROBE_MARKER and
  * powers off at once (no dot in the name: the kernel keeps dotted parameters for modules
