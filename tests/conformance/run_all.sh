@@ -84,7 +84,11 @@ agent: $AGENT
 		skip gvisor "runsc is not installed (gVisor)"
 	fi
 
+	# As the qemu tests find it: $MSB_QEMU_GUEST, the build tree's, else the installed one.
 	GUEST=${MSB_QEMU_GUEST:-$B/plugins/qemu/guest}
+	if [ -z "${MSB_QEMU_GUEST:-}" ] && [ ! -r "$GUEST/vmlinuz" ] && [ -r "${MSB_DATADIR:-/nonexistent}/qemu/vmlinuz" ]; then
+		GUEST=$MSB_DATADIR/qemu
+	fi
 	if [ ! -x /usr/bin/qemu-system-x86_64 ]; then
 		skip qemu "qemu-system-x86_64 is not installed (Debian package qemu-system-x86)"
 	elif [ ! -r "$GUEST/vmlinuz" ]; then
