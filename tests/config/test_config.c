@@ -369,6 +369,127 @@ static void test_node_size_in_plugin_config(void **state)
 	msb_config_doc_free(doc);
 }
 
+static void test_plugin_empty_refused(void **state)
+{
+	refused("version: 1\nbackends:\n  - plugin: ''\n", MSB_E_CONFIG, "3:13: backends[0].plugin: ",
+		"expected a plugin file or name, found ''", NULL);
+}
+
+static void test_backends_empty_or_not_a_sequence(void **state)
+{
+	refused("version: 1\nbackends: []\n", MSB_E_CONFIG, "2:11: backends: ",
+		"expected a non-empty sequence of backend entries", "found an empty one", NULL);
+	refused("version: 1\nbackends:\n  plugin: x\n", MSB_E_CONFIG, "3:3: backends: ",
+		"expected a non-empty sequence of backend entries", "found a mapping", NULL);
+}
+
+static void test_plugin_path_entry_refused(void **state)
+{
+	refused("version: 1\nplugin_path: [/a, 'b:c']\n" GOOD_BACKEND, MSB_E_CONFIG, "2:19: plugin_path[1]: ",
+		"a plugin directory cannot be empty or contain ':'", NULL);
+	refused("version: 1\nplugin_path: /a\n" GOOD_BACKEND, MSB_E_CONFIG, "2:14: plugin_path: ",
+		"expected a sequence of strings, found a scalar", NULL);
+}
+
+static void test_unknown_key_without_suggestion(void **state)
+{
+	refused("version: 1\nfrobnicate: 1\n" GOOD_BACKEND, MSB_E_CONFIG, "2:1: frobnicate: ",
+		"unknown key 'frobnicate'; expected one of: ", "plugin_path", NULL);
+}
+
+static void test_wrong_type_scalar_and_null(void **state)
+{
+	refused(HEAD "specs:\n  a:\n    image: [x]\n", MSB_E_CONFIG, "8:12: specs.a.image: ",
+		"expected a string, found a sequence", NULL);
+	refused(HEAD "specs:\n  a:\n    image:\n", MSB_E_CONFIG, "8:11: specs.a.image: ",
+		"expected a string, found nothing (null)", NULL);
+}
+
+static void test_count_over_64_bits(void **state)
+{
+	refused(HEAD "specs:\n  a:\n    files_in: {max_files: 99999999999999999999}\n", MSB_E_CONFIG,
+		"8:27: specs.a.files_in.max_files: ", "'99999999999999999999' does not fit in 64 bits", NULL);
+}
+
+static void test_unknown_reclaim_word(void **state)
+{
+	refused("version: 1\nrouter:\n  reclaim: forever\n" GOOD_BACKEND, MSB_E_CONFIG, "3:12: router.reclaim: ",
+		"unknown reclaim policy 'forever'", "dispose, keep", NULL);
+}
+
+static void test_declared_outputs_shape(void **state)
+{
+	refused(HEAD "specs:\n  a:\n    declared_outputs: x.png\n", MSB_E_CONFIG,
+		"8:23: specs.a.declared_outputs: ", "expected a sequence of declared outputs", NULL);
+	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - {name: x.png}\n", MSB_E_CONFIG,
+		"9:9: specs.a.declared_outputs[0]: ", "a declared output needs 'path:'", NULL);
+}
+
+static void test_label_name_with_equals(void **state)
+{
+	refused(HEAD "specs:\n  a:\n    labels: {'team=x': infra}\n", MSB_E_CONFIG, "8:14: specs.a.labels.team=x: ",
+		"a label name cannot contain '='", NULL);
+}
+
+static void test_empty_spec_kind(void **state)
+{
+	refused(HEAD "specs:\n  '': {}\n", MSB_E_CONFIG, "7:3: specs.: ", "a spec kind cannot be empty", NULL);
+}
+
+static void test_mapping_key_not_a_string(void **state)
+{
+	refused(HEAD "specs:\n  ? [a]\n  : {}\n", MSB_E_CONFIG, "7:5: specs: ",
+		"a mapping key must be a plain string, found a sequence", NULL);
+	refused(HEAD "specs:\n  *a : {}\n", MSB_E_CONFIG, "7:3: specs: ", "alias refused", "no anchors", NULL);
+}
+
+static void test_nesting_too_deep(void **state)
+{
+	char yaml[4096];
+	size_t n = (size_t)snprintf(yaml, sizeof yaml, "%s", HEAD "specs:\n  a:\n    labels: ");
+	for (int i = 0; i < 200 && n < sizeof yaml - 4; i++)
+		yaml[n++] = '[';
+	yaml[n] = '\0';
+	refused(yaml, MSB_E_CONFIG, "", "nested deeper than", NULL);
+}
+
+static void test_config_options_too_small(void **state)
+{
+	msb_config_options opts = MSB_CONFIG_OPTIONS_INIT;
+	opts.struct_size = 4;
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	write_yaml("version: 1\n" GOOD_BACKEND);
+	assert_int_equal(msb_config_load(file, &opts, &cfg, &err), MSB_E_VALUE);
+	assert_null(cfg);
+	assert_non_null(strstr(msb_error_message(&err), "msb_config_options struct_size 4 is older"));
+	msb_error_clear(&err);
+}
+
+static void test_spec_find_unknown_kind(void **state)
+{
+	msb_config_options opts = MSB_CONFIG_OPTIONS_INIT;
+	opts.open_backends = false;
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	write_yaml(HEAD "specs:\n  shell: {}\n  python: {}\n");
+	assert_int_equal(msb_config_load(file, &opts, &cfg, &err), MSB_OK);
+	const msb_spec *spec = NULL;
+	assert_int_equal(msb_config_spec_find(cfg, "ruby", &spec, &err), MSB_E_VALUE);
+	assert_null(spec);
+	const char *msg = msb_error_message(&err);
+	if (!strstr(msg, "declares no spec of kind 'ruby' (kinds: shell, python)") || !strstr(msg, file))
+		fail_msg("unexpected: %s", msg);
+	/* Without opening, there is nothing to route to: the router refuses, naming the file. */
+	msb_router *router = NULL;
+	assert_int_equal(msb_config_router(cfg, &router, &err), MSB_E_NO_BACKEND);
+	msg = msb_error_message(&err);
+	if (!strstr(msg, "no backend is open") || !strstr(msg, file))
+		fail_msg("unexpected: %s", msg);
+	msb_error_clear(&err);
+	msb_config_free(cfg);
+}
+
 /* ---- positive reads ------------------------------------------------------------------ */
 
 static void test_full_spec_read(void **state)
@@ -609,6 +730,20 @@ int main(void)
 		T(test_plugin_not_found),
 		T(test_plugin_config_typo_refused_by_plugin),
 		T(test_node_size_in_plugin_config),
+		T(test_plugin_empty_refused),
+		T(test_backends_empty_or_not_a_sequence),
+		T(test_plugin_path_entry_refused),
+		T(test_unknown_key_without_suggestion),
+		T(test_wrong_type_scalar_and_null),
+		T(test_count_over_64_bits),
+		T(test_unknown_reclaim_word),
+		T(test_declared_outputs_shape),
+		T(test_label_name_with_equals),
+		T(test_empty_spec_kind),
+		T(test_mapping_key_not_a_string),
+		T(test_nesting_too_deep),
+		T(test_config_options_too_small),
+		T(test_spec_find_unknown_kind),
 		T(test_full_spec_read),
 		T(test_router_options_read),
 		T(test_router_defaults_are_strict),
