@@ -97,6 +97,11 @@ static void a_key_needs_scope_and_thread(void **state)
 	fx_assert_refused(&err, msb_router_acquire(r, &key, &spec, &sb, &err), MSB_E_VALUE, "scope and a thread_id");
 	key = (msb_key){ "s", NULL, "a", "" };
 	fx_assert_refused(&err, msb_router_acquire(r, &key, &spec, &sb, &err), MSB_E_VALUE, "scope and a thread_id");
+	key = (msb_key){ "s", "t", "a", "" };
+	fx_assert_refused(&err, msb_router_acquire(r, &key, NULL, &sb, &err), MSB_E_VALUE, "acquire", "no spec given");
+	fx_assert_refused(&err, msb_router_ensure_can_serve(r, NULL, NULL, &err), MSB_E_VALUE, "ensure_can_serve",
+			  "no spec given");
+	assert_null(sb);
 	assert_int_equal(fx_count(b, "acquire"), 0);
 	msb_router_free(r);
 }

@@ -214,6 +214,23 @@ static void options_outside_their_axes_are_refused(void **state)
 	o.struct_size = 8;
 	rc = msb_router_new(&b, 1, &o, &r, &err);
 	fx_assert_refused(&err, rc, MSB_E_VALUE, "struct_size", "MSB_ROUTER_OPTIONS_INIT");
+	o = fx_options(f);
+	o.min_isolation_scope = MSB_SCOPE__COUNT;
+	rc = msb_router_new(&b, 1, &o, &r, &err);
+	fx_assert_refused(&err, rc, MSB_E_VALUE, "router options", "min_isolation_scope", "is not a scope");
+	o = fx_options(f);
+	o.selection = (msb_selection)7;
+	rc = msb_router_new(&b, 1, &o, &r, &err);
+	fx_assert_refused(&err, rc, MSB_E_VALUE, "router options", "selection 7", "neither fixed nor per_spec");
+	o = fx_options(f);
+	o.reclaim = (msb_reclaim_policy)7;
+	rc = msb_router_new(&b, 1, &o, &r, &err);
+	fx_assert_refused(&err, rc, MSB_E_VALUE, "router options", "reclaim 7", "neither dispose nor keep");
+	o = fx_options(f);
+	msb_backend *two[2] = { b, NULL };
+	rc = msb_router_new(two, 2, &o, &r, &err);
+	fx_assert_refused(&err, rc, MSB_E_VALUE, "router", "backend 1 is NULL");
+	assert_null(r);
 }
 
 int main(void)
