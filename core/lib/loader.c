@@ -81,7 +81,8 @@ msb_errc msb_loader_load(msb_loader *loader, const char *path, const msb_plugin 
 			 msb_error *err)
 {
 	if (!path || !path[0])
-		return msb_error_set(err, MSB_E_VALUE, "no plugin file given");
+		return msb_error_set(err, MSB_E_VALUE, "plugin loader: no plugin file given; a plugin is "
+				     "loaded from the path of its shared object");
 	msb_plugin *p = calloc(1, sizeof *p);
 	if (!p || !(p->file = strdup(path))) {
 		free(p);

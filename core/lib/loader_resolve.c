@@ -43,7 +43,8 @@ msb_errc msb_plugin_resolve(const char *ref, const char *search_path, char **res
 			    msb_error *err)
 {
 	if (!ref || !ref[0])
-		return msb_error_set(err, MSB_E_VALUE, "no plugin named");
+		return msb_error_set(err, MSB_E_VALUE, "plugin lookup: no plugin named; a backend entry's "
+				     "plugin is a file path or a bare name looked up on the plugin path");
 	if (strchr(ref, '/')) {
 		if (!(*resolved = strdup(ref)))
 			return msb_error_set(err, MSB_E_NOMEM, "out of memory resolving %s", ref);

@@ -152,6 +152,9 @@ static void test_refuses_not_a_shared_object(void **state)
 	assert_string_equal(msb_errc_name(err.code), "ImportError");
 	assert_int_equal(msb_loader_load(loader, "/nonexistent/x.so", NULL, &err), MSB_E_IMPORT);
 	assert_mentions(msb_error_message(&err), MSB_WORDS("/nonexistent/x.so"));
+	assert_int_equal(msb_loader_load(loader, "", NULL, &err), MSB_E_VALUE);
+	assert_mentions(msb_error_message(&err), MSB_WORDS("plugin loader", "no plugin file given"));
+	assert_int_equal(msb_loader_load(loader, NULL, NULL, &err), MSB_E_VALUE);
 	msb_error_clear(&err);
 	msb_loader_free(loader);
 }

@@ -110,6 +110,7 @@ static void test_unknown_name_refused_naming_places(void **state)
 	assert_non_null(strstr(m, d->second));
 	assert_non_null(strstr(m, "plugin directory"));
 	assert_int_equal(msb_plugin_resolve("", NULL, &got, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "plugin lookup: no plugin named"));
 	msb_error_clear(&err);
 }
 
