@@ -86,9 +86,10 @@ static msb_errc check_sink(const msb_spec *spec, const item *items, size_t n,
 				     spec->kind);
 	if (sink->struct_size < sizeof *sink || !sink->deliver)
 		return msb_error_set(err, MSB_E_VALUE,
-				     "the output sink is %u bytes or has no deliver; start it from "
-				     "MSB_OUTPUT_SINK_INIT",
-				     sink->struct_size);
+				     "collect_outputs refused the output sink given for the '%s' workload: "
+				     "it is %u bytes or has no deliver, so nothing could land through it; "
+				     "start it from MSB_OUTPUT_SINK_INIT",
+				     spec->kind, sink->struct_size);
 	if (sink->per_call && (!call_id || !call_id[0]))
 		return msb_error_set(err, MSB_E_VALUE,
 				     "the output sink files artifacts per call and collect_outputs was "
@@ -279,7 +280,8 @@ msb_errc msb_collect_outputs(msb_sandbox *sandbox, const msb_spec *spec, msb_out
 	if (options) {
 		if (options->struct_size < sizeof o)
 			return msb_error_set(err, MSB_E_VALUE,
-					     "collect options are %u bytes; this library expects %zu "
+					     "collect_outputs: its options are %u bytes and this library "
+					     "reads %zu, so fields past the end would be garbage "
 					     "(start from MSB_COLLECT_OPTIONS_INIT)",
 					     options->struct_size, sizeof o);
 		o = *options;

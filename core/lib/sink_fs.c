@@ -124,7 +124,8 @@ msb_errc msb_file_system_sink_new(const char *root, const msb_file_system_sink_o
 		opts = *options;
 	}
 	if (!root || !root[0])
-		return msb_error_set(err, MSB_E_VALUE, "file-system sink: no root directory given");
+		return msb_error_set(err, MSB_E_VALUE, "file-system sink: no root directory given; "
+				     "every artifact lands beneath the root the host names");
 	msb_errc rc = msb_sink_display_check(opts.display, err);
 	if (rc != MSB_OK)
 		return rc;
@@ -146,7 +147,7 @@ msb_errc msb_file_system_sink_new(const char *root, const msb_file_system_sink_o
 		fs_sink_destroy(s);
 		free(sink);
 		return msb_error_set_errno(err, e == ENOENT ? MSB_E_NOT_FOUND : e == ENOTDIR ? MSB_E_NOT_DIR : MSB_E_OS,
-					   e, "file-system sink root '%s'", root);
+					   e, "file-system sink: root '%s' cannot be opened as a directory", root);
 	}
 	if (opts.display && !(s->display = strdup(opts.display))) {
 		fs_sink_destroy(s);

@@ -320,6 +320,13 @@ static void declaration_refusals_reach_no_backend(void **state)
 	assert_refused(msb_collect_outputs(w->sandbox, &w->spec, w->sink, &o, &out, &err), MSB_E_VALUE, &err,
 		       "outputs_named_at_call_time", "1 call-time");
 
+	o = (msb_collect_options){ .struct_size = 4 };
+	assert_refused(msb_collect_outputs(w->sandbox, &w->spec, w->sink, &o, &out, &err), MSB_E_VALUE, &err,
+		       "collect_outputs: its options are 4 bytes", "MSB_COLLECT_OPTIONS_INIT");
+	msb_output_sink deaf = MSB_OUTPUT_SINK_INIT;
+	assert_refused(msb_collect_outputs(w->sandbox, &w->spec, &deaf, NULL, &out, &err), MSB_E_VALUE, &err,
+		       "refused the output sink given for the 'diagram' workload", "no deliver");
+
 	/* none of the refusals reached the backend; only the CONSUME case's one file landed */
 	assert_string_equal(read_log(w), "");
 	assert_int_equal(landed_count(w), 1);

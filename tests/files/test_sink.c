@@ -95,6 +95,12 @@ static void refuses_bad_template_and_missing_root(void **state)
 	PATHF(missing, sizeof missing, "%s/nope", s.base);
 	assert_int_equal(msb_file_system_sink_new(missing, NULL, &sink, &err), MSB_E_NOT_FOUND);
 	assert_non_null(strstr(msb_error_message(&err), "nope"));
+	assert_non_null(strstr(msb_error_message(&err), "cannot be opened as a directory"));
+	assert_int_equal(msb_file_system_sink_new(NULL, NULL, &sink, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "file-system sink: no root directory given"));
+	assert_int_equal(msb_file_system_sink_new("", NULL, &sink, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "no root directory given"));
+	assert_null(sink);
 	msb_error_clear(&err);
 	files_scene_remove(&s);
 }
