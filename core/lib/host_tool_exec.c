@@ -362,7 +362,8 @@ msb_errc msb_host_tool_calls_over_exec(msb_sandbox *sb, msb_host_tool_run *run, 
 	if (!rel || strlen(base) > 3000)
 		return msb_error_set(err, MSB_E_VALUE,
 				     "host-tool calls over exec: base '%.200s' is not a directory beneath "
-				     "the spec's work_dir '%s'; a tool call's own path is",
+				     "the spec's work_dir '%s'; each run's files go in a directory of its own "
+				     "under work_dir, never work_dir itself or a path outside it",
 				     base, msb_sandbox_spec(sb)->work_dir);
 	size_t n = strlen(base) + sizeof "/run";
 	char *dir = malloc(n);

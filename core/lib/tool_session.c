@@ -76,7 +76,8 @@ static msb_errc check_options(const msb_tool_options *o, const msb_spec *spec, m
 				     "an unbounded one is a call that may never return",
 				     o->name, o->reclaim_timeout);
 	if (!spec)
-		return msb_error_set(err, MSB_E_VALUE, "tool '%s': no spec given", o->name);
+		return msb_error_set(err, MSB_E_VALUE, "tool '%s': no spec given; the spec is the "
+				     "workload every call's sandbox is acquired for", o->name);
 	msb_errc rc = msb_spec_validate(spec, err);
 	if (rc)
 		return msb_error_prefix(err, "tool '%s': ", o->name);

@@ -305,6 +305,7 @@ static void refusals_before_anything_runs(void **state)
 	msb_error err = MSB_ERROR_INIT;
 	const char *argv[] = { "true", NULL };
 	assert_int_equal(msb_host_tool_calls_over_exec(NULL, NULL, "/msb/work/x", argv, 1, &r, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "host-tool calls over exec: a sandbox, a run"));
 	msb_error_clear(&err);
 	msb_sandbox *sb = NULL;
 	msb_key key = { "conv", "t1", "", "" };
@@ -314,6 +315,14 @@ static void refusals_before_anything_runs(void **state)
 	assert_int_equal(msb_host_tool_calls_over_exec(sb, run, "/msb/work/x", argv, 1.0 / 0.0, &r, &err),
 			 MSB_E_VALUE);
 	assert_non_null(strstr(msb_error_message(&err), "finite positive"));
+	/* A base outside work_dir, or work_dir itself, would put the run's files where another's are. */
+	const char *const outside[] = { "/elsewhere/x", "/msb/work", "/msb/workshop/x" };
+	for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
+		assert_int_equal(msb_host_tool_calls_over_exec(sb, run, outside[i], argv, 1, &r, &err), MSB_E_VALUE);
+		const char *m = msb_error_message(&err);
+		if (!strstr(m, outside[i]) || !strstr(m, "is not a directory beneath the spec's work_dir '/msb/work'"))
+			fail_msg("%s: %s", outside[i], m);
+	}
 	msb_error_clear(&err);
 	msb_host_tool_run_free(run);
 	msb_sandbox_release(sb);

@@ -243,6 +243,9 @@ static void wiring_refusals(void **state)
 	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &spec, &to, &s, &err),
 			  MSB_E_VALUE, "'/msb/../'", "guest root");
 	spec.work_dir = "/msb/work";
+	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, NULL, &to, &s, &err),
+			  MSB_E_VALUE, "tool 't'", "no spec given");
+	assert_null(s);
 	spec.egress = MSB_EGRESS_UNRESTRICTED; /* the fake enforces {allowlist, closed} */
 	fx_assert_refused(&err, msb_tool_session_new(w.router, &w.caller, &spec, &to, &s, &err),
 			  MSB_E_EGRESS_NOT_ENFORCED, "tool 't'", "unrestricted");
