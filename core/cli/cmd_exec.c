@@ -24,7 +24,8 @@ static msb_errc read_all(int fd, msb_buf *buf, msb_error *err)
 	char chunk[65536];
 	for (ssize_t n; (n = read(fd, chunk, sizeof chunk)) != 0;) {
 		if (n < 0)
-			return msb_error_set_errno(err, MSB_E_OS, errno, "reading standard input");
+			return msb_error_set_errno(err, MSB_E_OS, errno, "exec --stdin: cannot read standard input to "
+						   "forward it to the command");
 		if (msb_buf_append(buf, chunk, (size_t)n, err) != MSB_OK)
 			return MSB_E_NOMEM;
 	}

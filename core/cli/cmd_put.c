@@ -25,7 +25,8 @@ static msb_errc slurp(const char *path, msb_buf *buf, msb_error *err)
 	char chunk[65536];
 	msb_errc rc = MSB_OK;
 	for (ssize_t n; rc == MSB_OK && (n = read(fd, chunk, sizeof chunk)) != 0;)
-		rc = n < 0 ? msb_error_set_errno(err, MSB_E_OS, errno, "reading '%s'", path)
+		rc = n < 0 ? msb_error_set_errno(err, MSB_E_OS, errno, "put: cannot read '%s' to copy it in",
+						 path)
 			   : msb_buf_append(buf, chunk, (size_t)n, err);
 	if (fd != STDIN_FILENO)
 		close(fd);

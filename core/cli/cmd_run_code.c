@@ -52,7 +52,9 @@ int msb_cmd_run_code(int argc, char **argv)
 		char chunk[65536];
 		for (ssize_t n; (n = read(STDIN_FILENO, chunk, sizeof chunk)) != 0;) {
 			if (n < 0) {
-				msb_error_set_errno(&err, MSB_E_OS, errno, "reading the program from standard input");
+				msb_error_set_errno(&err, MSB_E_OS, errno,
+						    "run-code: cannot read the program from standard "
+						    "input (give it with -e CODE or on stdin)");
 				break;
 			}
 			if (msb_buf_append(&program, chunk, (size_t)n, &err) != MSB_OK)

@@ -92,6 +92,31 @@ run "$msb" -c "$cfg" exec shell -- true; expect_status 2 "exec without --scope/-
 expect_err "--scope and --thread are required" "exec without key"
 run "$msb" -c "$cfg" collect report --scope s --thread t; expect_status 2 "collect without --out"
 run "$msb" -c "$cfg" check --bogus; expect_status 2 "unknown option"
+# Every usage refusal: exit 2, one line "msb CMD: why (try 'msb CMD --help')".
+usage_refused() { # WORDS CMD ARGS…
+	words=$1; shift; c=$1
+	run "$msb" -c "$cfg" "$@"; expect_status 2 "$c $*"
+	expect_err "msb $c: $words" "$c usage"; expect_err "(try 'msb $c --help')" "$c usage"
+}
+for c in check plugins route exec run-code put get ls rm collect dispose; do
+	usage_refused "unknown option" "$c" --bogus
+done
+k="--scope s --thread t"
+usage_refused "takes no arguments" check extra
+usage_refused "takes no arguments" dispose $k extra
+usage_refused "takes one KIND" route
+usage_refused "takes one KIND" route shell python
+usage_refused "needs KIND and, after --, the command to run" exec $k
+usage_refused "takes one KIND" run-code $k
+usage_refused "--timeout: 'soon' is not a duration" run-code $k --timeout soon python -e 1
+usage_refused "--timeout: 'soon' is not a duration" exec $k --timeout soon shell -- true
+usage_refused "takes KIND LOCAL GUEST" put shell $k only-one
+usage_refused "takes KIND GUEST [LOCAL]" get shell $k
+usage_refused "takes KIND [GUEST_DIR]" ls
+usage_refused "takes KIND GUEST" rm shell $k
+usage_refused "takes one KIND" collect $k --out "$tmp"
+usage_refused "--out DIR is required: where the artifacts land" collect report $k
+usage_refused "--scope and --thread are required" get shell a.txt
 
 # ---- check -----------------------------------------------------------------------------
 run "$msb" -c "$cfg" check; expect_status 0 "check"
@@ -122,6 +147,15 @@ expect_err "$tmp/typo.yaml:3:3: router.selction: unknown key 'selction' (did you
 run "$msb" -c "$tmp/typo.yaml" --json check; expect_status 1 "typo --json"
 expect_json_error SandboxConfigInvalid "typo --json"
 run "$msb" -c "$tmp/nope.yaml" check; expect_status 1 "missing file"; expect_error_line FileNotFoundError "missing file"
+# No -c, no ./sandbox.yaml: refused naming both places looked in, unless a system-wide file is installed.
+mkdir "$tmp/empty"
+(cd "$tmp/empty" && "$msb" check >"$tmp/out" 2>"$tmp/err"); status=$?
+if grep -q "no sandbox.yaml" "$tmp/err"; then
+	expect_status 1 "no file anywhere"; expect_error_line FileNotFoundError "no file anywhere"
+	expect_err "looked for ./sandbox.yaml and " "no file names where it looked"; expect_err "-c FILE" "no file says what to do"
+else
+	echo "note: a system-wide sandbox.yaml is installed here; the not-found refusal was not provoked"
+fi
 
 # The default file: ./sandbox.yaml when -c is not given.
 (cd "$tmp" && "$msb" check >"$tmp/out" 2>"$tmp/err"); status=$?
@@ -229,6 +263,10 @@ expect_error_line SandboxBackendError "exec acquire failed"
 run "$msb" -c "$tmp/failacq.yaml" --json exec shell --scope s --thread t -- true; expect_status 125 "exec --json failure"
 expect_json_error SandboxBackendError "exec --json failure"
 run "$msb" -c "$cfg" exec shell --scope s --thread t --timeout soon -- true; expect_status 2 "bad --timeout"
+# Standard input that cannot be read (a directory) is refused, not sent as empty.
+"$msb" -c "$cfg" exec shell --scope s --thread t --stdin -- cat <"$tmp" >"$tmp/out" 2>"$tmp/err"; status=$?
+expect_status 125 "exec --stdin unreadable"; expect_error_line OSError "exec --stdin unreadable"
+expect_err "exec --stdin: cannot read standard input" "exec --stdin names what failed"
 
 # Progress: a slow acquire says so on a terminal, and never into a pipe.
 sed 's/default_stdout:/acquire_delay: 700ms\n      default_stdout:/' "$cfg" >"$tmp/slow.yaml"
@@ -244,6 +282,9 @@ run "$msb" -c "$cfg" run-code python --scope s --thread t -e 'print(6*7)'; expec
 [ "$(cat "$tmp/out")" = "42" ] || fail "run-code output: $(cat "$tmp/out")"
 echo 'print(1)' | "$msb" -c "$cfg" --json run-code python --scope s --thread t >"$tmp/out" 2>"$tmp/err"; status=$?
 expect_status 0 "run-code stdin"; expect_out '"stdout": "42"' "run-code --json from stdin"
+"$msb" -c "$cfg" run-code python --scope s --thread t <"$tmp" >"$tmp/out" 2>"$tmp/err"; status=$?
+expect_status 125 "run-code stdin unreadable"; expect_error_line OSError "run-code stdin unreadable"
+expect_err "run-code: cannot read the program from standard input" "run-code stdin names what failed"
 # A backend that does not declare run_code: the call is refused before it reaches it.
 sed 's/capabilities: \[exec, run_code, files_in, files_out, files_list, files_delete\]/capabilities: [exec, files_in]/' "$cfg" |
 	sed 's/requires: \[.*\]/requires: [exec]/' >"$tmp/nocode.yaml"
@@ -258,6 +299,9 @@ run "$msb" -c "$cfg" --json put shell --scope s --thread t "$tmp/local.txt" a.tx
 expect_out '{"path": "a.txt", "bytes": 6}' "put --json"
 run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp/absent" a.txt; expect_status 1 "put missing local"
 expect_error_line FileNotFoundError "put missing local"
+expect_err "cannot open '$tmp/absent'" "put missing local names the file"
+run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp" a.txt; expect_status 1 "put a directory"
+expect_error_line OSError "put a directory"; expect_err "put: cannot read '$tmp' to copy it in" "put a directory"
 run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp/local.txt" ../escape.txt; expect_status 1 "put escaping work_dir"
 grep -q "^msb: [A-Za-z]*: " "$tmp/err" || fail "put escape: $(cat "$tmp/err")"
 # The fake keeps files in its process; a file put by another msb run is not there.
