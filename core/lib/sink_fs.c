@@ -63,8 +63,8 @@ static msb_errc landing_refusal(const msb_artifact *a, msb_errc rc, msb_error *i
 				    "fresh just because this call is",
 				    a->name);
 	else
-		out = msb_error_set(err, rc, "landing artifact '%s': %s", a->name,
-				    msb_error_message(inner));
+		out = msb_error_set(err, rc, "file-system sink: artifact '%s' was not written: %s",
+				    a->name, msb_error_message(inner));
 	msb_error_clear(inner);
 	return out;
 }

@@ -124,6 +124,15 @@ static void existing_refused_or_replaced(void **state)
 	files_get(&s, "taken.txt", got, sizeof got);
 	assert_string_equal(got, "second");
 	msb_landed_artifact_free(&l);
+	/* What the host's own tree makes impossible is refused naming the artifact and the cause. */
+	assert_int_equal(land(sink, "taken.txt/under", "third", &l, &err), MSB_E_NOT_DIR);
+	assert_non_null(strstr(msb_error_message(&err), "file-system sink: artifact 'taken.txt/under' was not written: "));
+	char dir[PATH_MAX];
+	PATHF(dir, sizeof dir, "%s/adir", s.root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(land(sink, "adir", "fourth", &l, &err), MSB_E_IS_DIR);
+	assert_non_null(strstr(msb_error_message(&err), "file-system sink: artifact 'adir' was not written: "));
+	assert_non_null(strstr(msb_error_message(&err), "it is a directory"));
 	msb_output_sink_free(sink);
 	msb_error_clear(&err);
 	files_scene_remove(&s);
