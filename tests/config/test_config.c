@@ -91,6 +91,8 @@ static void refused(const char *yaml, msb_errc code, const char *where, ...)
 static void test_syntax_error_has_libyaml_position(void **state)
 {
 	refused("version: 1\nrouter: [a, b\n", MSB_E_CONFIG, "3:1: YAML syntax:", NULL);
+	/* A reader error (bytes that are not UTF-8) has no context to quote: the problem alone. */
+	refused("version: 1\nrouter: \xff\n", MSB_E_CONFIG, "", "YAML syntax: invalid leading UTF-8 octet", NULL);
 }
 
 static void test_duplicate_key(void **state)
