@@ -227,15 +227,63 @@ static char *default_platform(const char *runsc, const char *state_dir)
 }
 
 /*
- * Host tasks per process inside the sandbox. On the ptrace platform each guest process costs
- * the host a stub process and its threads plus Sentry threads: 50 sleepers took the
- * sandbox's pids count from 73 to 1010 here (~19 each), 100 of them to 2203 (~21), more
- * while they fork. The host's pids limit counts all of them, and when the Sentry cannot
- * start a thread the whole sandbox dies — so the limit that holds a fork bomb must be
- * rlimit_nproc, inside, with `pids` sized above it.
+ * What `pids` must leave gVisor itself. pids is the host's pids cgroup on the whole sandbox,
+ * and on the ptrace platform nearly all of what it counts is gVisor's: the gofer (~25 host
+ * tasks), the Sentry's Go threads (~30 on 2 CPUs), and one stub process per address space
+ * (kept in a pool and reused), which gains a traced thread for every Sentry thread that ever
+ * ran it. A sandbox that has worked a while levels off near 25 + 30 x (processes + 4) here:
+ * 629 for 16 processes after 80 rounds of 16 short sleepers (cold, 16 cost 280), 213-238
+ * for 5 after 2000 rounds of a 5-process pipeline. When the Sentry cannot start a thread
+ * the whole sandbox dies (the agent's stream just closes), so a `pids` below this is refused
+ * at load, never found out later: with 128 the conformance kit's exec/timeout-kills-tree
+ * (5 processes at once) killed its sandbox; the kit itself peaks at 117-154 tasks here.
+ *
+ * The minimum is BASE + PER_PROCESS x max(rlimit_nproc, PROCESSES): per process a third
+ * above the 30 measured, and without rlimit_nproc (nothing then bounds the processes
+ * inside) room for the 5 at once the kit needs. Measured on 2 CPUs; the Sentry starts
+ * more threads on more CPUs (1 CPU: ~20 per process), so a large host needs more.
+ * rlimit_nproc (gVisor enforces it even for the container's root) is what makes a fork
+ * bomb fail inside instead of killing the sandbox.
  */
-#define HOST_TASKS_PER_PROCESS 32
-#define HOST_TASKS_BASE 128
+#define HOST_TASKS_BASE 160
+#define HOST_TASKS_PER_PROCESS 40
+#define HOST_TASKS_PROCESSES 5
+
+/* The smallest `pids` that leaves gVisor its own tasks for `nproc` processes (0: unset). */
+static uint64_t pids_minimum(uint64_t nproc)
+{
+	uint64_t processes = nproc > HOST_TASKS_PROCESSES ? nproc : HOST_TASKS_PROCESSES;
+	if (processes > (UINT64_MAX - HOST_TASKS_BASE) / HOST_TASKS_PER_PROCESS)
+		return UINT64_MAX;
+	return HOST_TASKS_BASE + HOST_TASKS_PER_PROCESS * processes;
+}
+
+/* Refuse a `pids` gVisor's own host tasks would exhaust, naming the minimum and why. */
+static msb_errc check_pids(const gvisor_ctx *ctx, const msb_node *config, uint64_t nproc,
+			   msb_error *err)
+{
+	uint64_t minimum = pids_minimum(nproc);
+	if (ctx->pids >= minimum)
+		return MSB_OK;
+	const msb_node *at = msb_node_get(config, "pids");
+	const char *deflt = at ? "" : " (the default)";
+	if (!nproc)
+		return msb_node_error(err, at, MSB_E_CONFIG,
+				      "pids %llu%s is below the minimum %llu, what %d processes at once "
+				      "need: gVisor's own host tasks count against it (%d for the Sentry "
+				      "and the gofer plus %d per process inside), and a sandbox that "
+				      "reaches its pids limit dies whole; set rlimit_nproc to bound the "
+				      "processes inside", (unsigned long long)ctx->pids, deflt,
+				      (unsigned long long)minimum, HOST_TASKS_PROCESSES, HOST_TASKS_BASE,
+				      HOST_TASKS_PER_PROCESS);
+	return msb_node_error(err, at, MSB_E_CONFIG,
+			      "pids %llu%s is below the minimum %llu that rlimit_nproc %llu needs: "
+			      "gVisor's own host tasks count against it (%d for the Sentry and the "
+			      "gofer plus %d per process inside), and a sandbox that reaches its pids "
+			      "limit dies whole instead of refusing the fork",
+			      (unsigned long long)ctx->pids, deflt, (unsigned long long)minimum,
+			      (unsigned long long)nproc, HOST_TASKS_BASE, HOST_TASKS_PER_PROCESS);
+}
 
 static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_config *driver,
 			     msb_error *err)
@@ -261,21 +309,13 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	    strcmp(platform, "kvm"))
 		return msb_node_error(err, msb_node_get(config, "platform"), MSB_E_CONFIG,
 				      "platform must be ptrace, systrap or kvm, not '%s'", platform);
-	/* gVisor's own threads count against the pids limit: below this it cannot even start. */
-	if (ctx->pids < HOST_TASKS_BASE)
-		return msb_node_error(err, msb_node_get(config, "pids"), MSB_E_CONFIG,
-				      "pids must be at least %d: gVisor's own host threads count "
-				      "against it", HOST_TASKS_BASE);
+	/* Unstated, pids is whatever rlimit_nproc needs when that is more than the default. */
 	uint64_t nproc = driver->agent.rlimits.nproc;
-	if (nproc && ctx->pids < HOST_TASKS_BASE + HOST_TASKS_PER_PROCESS * nproc)
-		return msb_node_error(err, msb_node_get(config, "pids"), MSB_E_CONFIG,
-				      "pids %llu is below what rlimit_nproc %llu needs (%llu): each "
-				      "process in gVisor costs the host about %d tasks, and a sandbox "
-				      "that reaches the host's pids limit dies whole instead of "
-				      "refusing the fork", (unsigned long long)ctx->pids,
-				      (unsigned long long)nproc,
-				      (unsigned long long)(HOST_TASKS_BASE + HOST_TASKS_PER_PROCESS * nproc),
-				      HOST_TASKS_PER_PROCESS);
+	if (!msb_node_get(config, "pids") && ctx->pids < pids_minimum(nproc))
+		ctx->pids = pids_minimum(nproc);
+	rc = check_pids(ctx, config, nproc, err);
+	if (rc != MSB_OK)
+		return rc;
 	if (ctx->memory < 64 * MSB_MIB)
 		return msb_node_error(err, msb_node_get(config, "memory"), MSB_E_CONFIG,
 				      "memory must be at least 64MiB");
@@ -297,7 +337,7 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	if (!ctx)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	ctx->memory = 512 * MSB_MIB;
-	ctx->pids = 4096; /* about 120 processes inside: see HOST_TASKS_PER_PROCESS */
+	ctx->pids = 4096; /* about 98 processes inside: see HOST_TASKS_PER_PROCESS */
 	ctx->cpus = 1.0;
 	ctx->tmp_size = 64 * MSB_MIB;
 	msb_boundary b = MSB_BOUNDARY_INIT;
