@@ -376,6 +376,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 			.cgroup = s.cgroup,
 			.uid = uid,
 			.gid = gid,
+			.reaper = box->config->agent_path,
 		};
 		memcpy(launch.fds, s.fds, sizeof launch.fds);
 		rc = launch_limited(&launch, s.cgroup, &pid, err);

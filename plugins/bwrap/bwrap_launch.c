@@ -7,7 +7,9 @@
  * A exits at once, so the keeper is nobody's child in msb's session: msb can exit (or be
  * killed) and the sandbox stays, addressable through the state directory. The keeper does
  * nothing afterwards but reap bwrap and what bwrap leaves (so the pid the driver recorded
- * never lingers as a zombie).
+ * never lingers as a zombie), and it does that as `msb-agent --reap`, which it execs once
+ * bwrap is forked: left a fork of the host, it would pin a copy of every page the host
+ * writes for as long as the sandbox lives (tested: keeper_does_not_pin_host_memory).
  *
  * The cgroup. The keeper is born inside the sandbox's cgroup (msb_cgroup_fork: clone3 into
  * the v2 directory, a self-join of the v1 ones), so bwrap and everything it starts are
@@ -115,6 +117,21 @@ static int drop_ids(const msb_bwrap_launch *l)
 	return 0;
 }
 
+/*
+ * Replace the keeper, a fork of the host, by `msb-agent --reap`, holding no file of the
+ * sandbox's (so the ready pipe's end of file and bwrap's stderr depend on bwrap alone).
+ * Returns only when the exec failed.
+ */
+static void become_reaper(const msb_bwrap_launch *l)
+{
+	close_range(3, ~0u, 0);
+	if (!l->reaper)
+		return;
+	char *const argv[] = { (char *)l->reaper, "--reap", NULL };
+	char *const envp[] = { NULL };
+	execve(l->reaper, argv, envp);
+}
+
 static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd, int join_error)
 {
 	if (join_error) {
@@ -154,19 +171,12 @@ static _Noreturn void keeper(const msb_bwrap_launch *l, int report_fd, int join_
 	}
 	report(REPORT_FD, STEP_PID, (int32_t)child);
 	close(REPORT_FD);
-	/* Reap until nothing is left: bwrap's own child (the sandbox's init) too, which bwrap
-	 * may leave behind when it exits first (see the subreaper note above). */
-	int status = 0, bwrap_status = 0;
-	for (;;) {
-		pid_t w = waitpid(-1, &status, 0);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			break;
-		if (w == child)
-			bwrap_status = status;
-	}
-	_exit(WIFEXITED(bwrap_status) ? WEXITSTATUS(bwrap_status) : 128 + WTERMSIG(bwrap_status));
+	become_reaper(l);
+	/* The reaper could not be executed: reap here, bwrap's own child (the sandbox's init)
+	 * too, which bwrap may leave behind when it exits first (see the subreaper note). */
+	while (waitpid(-1, NULL, 0) >= 0 || errno == EINTR)
+		;
+	_exit(0);
 }
 
 /* Read the keeper's reports until every writer has closed (bwrap's exec closes its copy). */

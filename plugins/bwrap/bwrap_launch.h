@@ -26,6 +26,7 @@ typedef struct msb_bwrap_launch {
 	int log_fd;                       /* bwrap's stdout and stderr */
 	const msb_cgroup *cgroup;         /* bwrap is born inside it; may be NULL */
 	long uid, gid;                    /* dropped to before bwrap execs; -1: keep */
+	const char *reaper;               /* msb-agent, which the keeper execs as `--reap`; may be NULL */
 } msb_bwrap_launch;
 
 /* A launch under way: the intermediate process to reap and the keeper's report pipe. */

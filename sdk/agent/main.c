@@ -9,6 +9,11 @@
  * request, and a crash while serving one request loses that connection, not the sandbox.
  * The listening process is the child subreaper that owns every command's leftovers, reaps
  * them, and kills them all on SHUTDOWN or SIGTERM.
+ *
+ * `msb-agent --reap` is another job for the same small static binary, outside the sandbox:
+ * what a launcher's resident process execs once it has started its sandbox (bwrap's
+ * keeper). It only reaps, until no child is left. That process was a fork of the host, and
+ * a fork that stays alive pins a copy of every page the host writes afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -249,8 +255,21 @@ static int serve_device(const options *o)
 	return 0;
 }
 
+/*
+ * --reap: wait for every child until none is left (a child subreaper, which the caller set
+ * and exec keeps, also gets the orphans of its descendants), then exit 0.
+ */
+static int reap_all(void)
+{
+	for (;;)
+		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+			return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--reap"))
+		return reap_all();
 	options o = { .ready_fd = -1, .uid = -1, .gid = -1 };
 	/*
 	 * A closed 0, 1 or 2 would be reused by the first socket or pipe; fill it. (run.c copes
