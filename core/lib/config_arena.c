@@ -17,6 +17,7 @@ typedef struct arena_block {
 
 struct msb_arena {
 	arena_block *head;
+	size_t total;
 };
 
 enum { ARENA_BLOCK = 16 * 1024 };
@@ -56,7 +57,13 @@ void *msb_arena_alloc(msb_arena *arena, size_t size)
 	}
 	void *p = (char *)b->data + b->used;
 	b->used += size;
+	arena->total += size;
 	return p;
+}
+
+size_t msb_arena_total(const msb_arena *arena)
+{
+	return arena->total;
 }
 
 char *msb_arena_strndup(msb_arena *arena, const char *s, size_t n)

@@ -24,6 +24,8 @@ void msb_arena_free(msb_arena *arena);
 /* Zeroed memory that lives until msb_arena_free; NULL when out of memory. */
 void *msb_arena_alloc(msb_arena *arena, size_t size);
 char *msb_arena_strndup(msb_arena *arena, const char *s, size_t n);
+/* Bytes handed out so far (what the reader holds a document's budget against). */
+size_t msb_arena_total(const msb_arena *arena);
 char *msb_arena_strdup(msb_arena *arena, const char *s);
 char *msb_arena_printf(msb_arena *arena, const char *fmt, ...) MSB_PRINTF(2, 3);
 
@@ -125,8 +127,11 @@ msb_errc msb_config_read_specs(msb_config *cfg, const msb_node *n, msb_error *er
 msb_errc msb_config_load_plugins(msb_config *cfg, msb_error *err);
 msb_errc msb_config_open_backends(msb_config *cfg, const msb_host *host, msb_error *err);
 
-/* Replace ${VAR} in `text` (refusing an unset or malformed one at `at`); $${ is a literal ${. */
+/*
+ * Replace ${VAR} in `text` (refusing an unset or malformed one at `at`); $${ is a literal ${.
+ * A result longer than `max` bytes is refused (an expansion multiplies what the file says).
+ */
 msb_errc msb_yaml_expand(msb_arena *arena, const msb_node *at, const char *text, size_t len,
-			 char **out, size_t *out_len, int *expanded, msb_error *err);
+			 size_t max, char **out, size_t *out_len, int *expanded, msb_error *err);
 
 #endif

@@ -79,28 +79,24 @@ static msb_errc read_schema(msb_config *cfg, msb_error *err)
 	return rc;
 }
 
-msb_errc msb_config_load(const char *path, const msb_config_options *options, msb_config **out,
-			 msb_error *err)
+/*
+ * A configuration over `doc` (taken over: freed with the result or on failure), its
+ * positions naming `name`, and phase 2 read. Phase 3 is the caller's.
+ */
+static msb_errc config_read(msb_config_doc *doc, const char *name, const msb_config_options *options,
+			    msb_config **out, msb_error *err)
 {
-	static const msb_config_options defaults = MSB_CONFIG_OPTIONS_INIT;
-	if (!options)
-		options = &defaults;
-	if (options->struct_size < sizeof(msb_config_options))
-		return msb_error_set(err, MSB_E_VALUE, "msb_config_options struct_size %u is older than this "
-				     "library's (%zu)", options->struct_size, sizeof(msb_config_options));
 	*out = NULL;
 	msb_config *cfg = calloc(1, sizeof *cfg);
-	if (!cfg)
+	if (!cfg) {
+		msb_config_doc_free(doc);
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	msb_errc rc = msb_config_doc_load(path, &cfg->doc, err);
-	if (rc != MSB_OK) {
-		free(cfg);
-		return rc;
 	}
+	cfg->doc = doc;
 	cfg->arena = msb_config_doc_arena(cfg->doc);
 	cfg->file = msb_config_doc_root(cfg->doc) ? msb_config_doc_root(cfg->doc)->file
-						  : msb_arena_strdup(cfg->arena, path);
-	char *copy = msb_arena_strdup(cfg->arena, path);
+						  : msb_arena_strdup(cfg->arena, name);
+	char *copy = msb_arena_strdup(cfg->arena, name);
 	cfg->base_dir = copy ? msb_arena_strdup(cfg->arena, dirname(copy)) : NULL;
 	if (!cfg->file || !cfg->base_dir) {
 		msb_config_free(cfg);
@@ -111,7 +107,37 @@ msb_errc msb_config_load(const char *path, const msb_config_options *options, ms
 	ro.warn_ctx = options->warn_ctx;
 	ro.observer = options->observer;
 	cfg->router = ro;
-	rc = read_schema(cfg, err);
+	msb_errc rc = read_schema(cfg, err);
+	if (rc != MSB_OK) {
+		msb_config_free(cfg);
+		return rc;
+	}
+	*out = cfg;
+	return MSB_OK;
+}
+
+static msb_errc check_options(const msb_config_options **options, msb_error *err)
+{
+	static const msb_config_options defaults = MSB_CONFIG_OPTIONS_INIT;
+	if (!*options)
+		*options = &defaults;
+	if ((*options)->struct_size < sizeof(msb_config_options))
+		return msb_error_set(err, MSB_E_VALUE, "msb_config_options struct_size %u is older than this "
+				     "library's (%zu)", (*options)->struct_size, sizeof(msb_config_options));
+	return MSB_OK;
+}
+
+msb_errc msb_config_load(const char *path, const msb_config_options *options, msb_config **out,
+			 msb_error *err)
+{
+	*out = NULL;
+	msb_errc rc = check_options(&options, err);
+	msb_config_doc *doc = NULL;
+	if (rc == MSB_OK)
+		rc = msb_config_doc_load(path, &doc, err);
+	msb_config *cfg = NULL;
+	if (rc == MSB_OK)
+		rc = config_read(doc, path, options, &cfg, err);
 	if (rc == MSB_OK)
 		rc = msb_config_load_plugins(cfg, err);
 	if (rc == MSB_OK && options->open_backends)
@@ -122,6 +148,21 @@ msb_errc msb_config_load(const char *path, const msb_config_options *options, ms
 	}
 	*out = cfg;
 	return MSB_OK;
+}
+
+msb_errc msb_config_parse(const char *text, size_t len, const char *name,
+			  const msb_config_options *options, msb_config **out, msb_error *err)
+{
+	*out = NULL;
+	if (!name)
+		name = "<memory>";
+	msb_errc rc = check_options(&options, err);
+	msb_config_doc *doc = NULL;
+	if (rc == MSB_OK)
+		rc = msb_config_doc_parse(text, len, name, &doc, err);
+	if (rc == MSB_OK)
+		rc = config_read(doc, name, options, out, err);
+	return rc;
 }
 
 void msb_config_free(msb_config *cfg)
@@ -148,11 +189,12 @@ msb_backend *msb_config_backend_at(const msb_config *cfg, size_t i)
 	return i < cfg->n_backends ? cfg->backends[i] : NULL;
 }
 
-size_t msb_config_plugin_count(const msb_config *cfg) { return cfg->n_entries; }
+/* A parsed-only configuration (msb_config_parse) has entries but no plugin loaded for them. */
+size_t msb_config_plugin_count(const msb_config *cfg) { return cfg->loader ? cfg->n_entries : 0; }
 
 const msb_plugin *msb_config_plugin_at(const msb_config *cfg, size_t i)
 {
-	return i < cfg->n_entries ? cfg->entries[i].plugin : NULL;
+	return i < msb_config_plugin_count(cfg) ? cfg->entries[i].plugin : NULL;
 }
 
 const msb_node *msb_config_backend_node(const msb_config *cfg, size_t i)

@@ -5,6 +5,9 @@
  * silently became `/sandboxes` is exactly the kind of default a typo must never reach. A
  * variable that is set but empty is taken as written (the operator said so). `$${` is the
  * escape for a literal `${`; any other `$` is literal.
+ *
+ * The result is bounded by what the document may still hold (the reader's budget): a line of
+ * a thousand `${VAR}` over a long variable would otherwise make gigabytes of one value.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -34,10 +37,20 @@ static bool grow_append(char **buf, size_t *len, size_t *cap, const char *s, siz
 	return true;
 }
 
+static msb_errc refuse_too_long(const msb_node *at, size_t max, msb_error *err)
+{
+	return msb_config_refuse(err, at,
+				 "value refused: it would take the document past the %u MiB a parsed "
+				 "sandbox.yaml may hold (%zu bytes were left; ${VAR} expansions count)",
+				 (unsigned)(MSB_CONFIG_MAX_TREE >> 20), max);
+}
+
 msb_errc msb_yaml_expand(msb_arena *arena, const msb_node *at, const char *text, size_t len,
-			 char **out, size_t *out_len, int *expanded, msb_error *err)
+			 size_t max, char **out, size_t *out_len, int *expanded, msb_error *err)
 {
 	*expanded = 0;
+	if (len > max)
+		return refuse_too_long(at, max, err);
 	if (!memchr(text, '$', len)) {
 		*out = msb_arena_strndup(arena, text, len);
 		*out_len = len;
@@ -66,18 +79,21 @@ msb_errc msb_yaml_expand(msb_arena *arena, const msb_node *at, const char *text,
 						       (int)len, text);
 				break;
 			}
-			char name[256];
-			size_t nlen = end - start < sizeof name - 1 ? end - start : sizeof name - 1;
-			memcpy(name, text + start, nlen);
-			name[nlen] = '\0';
+			/* The whole name, however long: a cut one would read some other variable. */
+			char *name = strndup(text + start, end - start);
+			if (!name) {
+				rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+				break;
+			}
 			const char *value = getenv(name);
-			if (!value) {
+			if (!value)
 				rc = msb_config_refuse(err, at,
 						       "environment variable '%s' is not set (referenced as ${%s}); set it, "
 						       "or write $${%s} for the literal text",
 						       name, name, name);
+			free(name);
+			if (!value)
 				break;
-			}
 			piece = value;
 			n = strlen(value);
 			i = end + 1;
@@ -85,7 +101,9 @@ msb_errc msb_yaml_expand(msb_arena *arena, const msb_node *at, const char *text,
 		} else {
 			i++;
 		}
-		if (!grow_append(&buf, &blen, &bcap, piece, n))
+		if (n > max - blen)
+			rc = refuse_too_long(at, max, err);
+		else if (!grow_append(&buf, &blen, &bcap, piece, n))
 			rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	}
 	if (rc == MSB_OK) {

@@ -7,6 +7,12 @@
  * alias (and so a merge key), an explicit tag, a non-scalar key and a second document are
  * refused at their own position. Every node carries its file, 1-based line and column and
  * its key path, which is what every later refusal quotes.
+ *
+ * Nothing in the text can make the reader crash or run away: nesting is bounded
+ * (MSB_CONFIG_MAX_DEPTH, as the reader recurses), the tree's bytes are bounded
+ * (MSB_CONFIG_MAX_TREE: a key path repeats its parents' keys in every node below them, so
+ * 260 KB of long keys over a long sequence would otherwise be gigabytes of paths), a key is
+ * checked for duplicates by hash, and a NUL in a key or value is refused rather than cut at.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,9 +22,6 @@
 #include <yaml.h>
 
 #include "config_internal.h"
-
-/* Deeper than any sandbox.yaml needs; a bound keeps recursion off a hostile input's hands. */
-enum { MAX_DEPTH = 64 };
 
 struct msb_config_doc {
 	msb_arena *arena;
@@ -137,19 +140,92 @@ static void *vec_settle(reader *r, vec *v)
 	return p;
 }
 
+/* A "\0" escape is valid YAML, but every string msb reads would silently end there. */
+static msb_errc refuse_nul(reader *r, const msb_node *at, const char *what, const yaml_char_t *text,
+			   size_t len)
+{
+	if (!memchr(text, '\0', len))
+		return MSB_OK;
+	return msb_config_refuse(r->err, at,
+				 "%s with a NUL character (\\0) refused: it would end the text there and "
+				 "silently drop what follows",
+				 what);
+}
+
+/*
+ * The keys of one mapping read so far, hashed (open addressing, at most half full), so that
+ * a mapping of n keys is checked for duplicates in n steps rather than n squared.
+ */
+typedef struct keyset {
+	size_t *slots; /* index + 1 into the mapping's pairs; 0 is empty */
+	size_t cap;    /* a power of two */
+} keyset;
+
+static size_t key_hash(const char *s)
+{
+	size_t h = 14695981039346656037u; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return h;
+}
+
+static const msb_node_pair *pair_at(const vec *pairs, size_t i)
+{
+	return (const msb_node_pair *)pairs->data + i;
+}
+
+/* The pair already read whose key is `key`, or NULL. */
+static const msb_node_pair *keyset_find(const keyset *ks, const vec *pairs, const char *key)
+{
+	for (size_t i = key_hash(key); ks->cap && ks->slots[i &= ks->cap - 1]; i++)
+		if (strcmp(pair_at(pairs, ks->slots[i] - 1)->key, key) == 0)
+			return pair_at(pairs, ks->slots[i] - 1);
+	return NULL;
+}
+
+static void keyset_place(keyset *ks, const vec *pairs, size_t index)
+{
+	size_t i = key_hash(pair_at(pairs, index)->key) & (ks->cap - 1);
+	while (ks->slots[i])
+		i = (i + 1) & (ks->cap - 1);
+	ks->slots[i] = index + 1;
+}
+
+/* Record pairs[index], a key keyset_find did not find; false when out of memory. */
+static bool keyset_add(keyset *ks, const vec *pairs, size_t index)
+{
+	if ((index + 1) * 2 > ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 16;
+		size_t *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return false;
+		free(ks->slots);
+		ks->slots = slots;
+		ks->cap = cap;
+		for (size_t i = 0; i < index; i++)
+			keyset_place(ks, pairs, i);
+	}
+	keyset_place(ks, pairs, index);
+	return true;
+}
+
 static msb_errc parse_scalar(reader *r, yaml_event_t *ev, const char *path, msb_node **out)
 {
 	msb_node *n = node_new(r, MSB_NODE_SCALAR, ev, path);
 	if (!n)
 		return msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
 	msb_errc rc = refuse_decorations(r, n, ev->data.scalar.anchor, ev->data.scalar.tag);
+	if (rc == MSB_OK)
+		rc = refuse_nul(r, n, "a value", ev->data.scalar.value, ev->data.scalar.length);
 	if (rc != MSB_OK)
 		return rc;
 	char *text;
 	size_t len;
 	int expanded;
+	size_t used = msb_arena_total(r->arena);
+	size_t left = used < MSB_CONFIG_MAX_TREE ? MSB_CONFIG_MAX_TREE - used : 0;
 	rc = msb_yaml_expand(r->arena, n, (const char *)ev->data.scalar.value, ev->data.scalar.length,
-			     &text, &len, &expanded, r->err);
+			     left, &text, &len, &expanded, r->err);
 	if (rc != MSB_OK)
 		return rc;
 	n->scalar = text;
@@ -195,6 +271,7 @@ static msb_errc parse_mapping(reader *r, yaml_event_t *ev, const char *path, int
 		return msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
 	msb_errc rc = refuse_decorations(r, n, ev->data.mapping_start.anchor, ev->data.mapping_start.tag);
 	vec pairs = { .elem = sizeof(msb_node_pair) };
+	keyset seen = { 0 };
 	while (rc == MSB_OK) {
 		yaml_event_t key;
 		if ((rc = next_event(r, &key)) != MSB_OK)
@@ -213,7 +290,8 @@ static msb_errc parse_mapping(reader *r, yaml_event_t *ev, const char *path, int
 		else if (key.type != YAML_SCALAR_EVENT)
 			rc = msb_config_refuse(r->err, &at, "a mapping key must be a plain string, found a %s",
 					       key.type == YAML_MAPPING_START_EVENT ? "mapping" : "sequence");
-		else if ((rc = refuse_decorations(r, &at, key.data.scalar.anchor, key.data.scalar.tag)) == MSB_OK)
+		else if ((rc = refuse_decorations(r, &at, key.data.scalar.anchor, key.data.scalar.tag)) == MSB_OK &&
+			 (rc = refuse_nul(r, &at, "a key", key.data.scalar.value, key.data.scalar.length)) == MSB_OK)
 			pair.key = msb_arena_strndup(r->arena, (const char *)key.data.scalar.value,
 						     key.data.scalar.length);
 		yaml_event_delete(&key);
@@ -224,28 +302,25 @@ static msb_errc parse_mapping(reader *r, yaml_event_t *ev, const char *path, int
 			break;
 		}
 		at.path = child_path(r, path, pair.key);
-		for (size_t i = 0; i < pairs.len; i++) {
-			const msb_node_pair *seen = (const msb_node_pair *)pairs.data + i;
-			if (strcmp(seen->key, pair.key) == 0) {
-				rc = msb_config_refuse(r->err, &at,
-						       "duplicate key '%s' (first given at line %u): each key may "
-						       "appear once in a mapping, so no later line can silently "
-						       "override an earlier one",
-						       pair.key, seen->key_line);
-				break;
-			}
-		}
-		if (rc != MSB_OK)
+		const msb_node_pair *first = keyset_find(&seen, &pairs, pair.key);
+		if (first) {
+			rc = msb_config_refuse(r->err, &at,
+					       "duplicate key '%s' (first given at line %u): each key may "
+					       "appear once in a mapping, so no later line can silently "
+					       "override an earlier one",
+					       pair.key, first->key_line);
 			break;
+		}
 		yaml_event_t value;
 		if ((rc = next_event(r, &value)) != MSB_OK)
 			break;
 		rc = at.path ? parse_node(r, &value, at.path, depth + 1, &pair.value)
 			     : msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
 		yaml_event_delete(&value);
-		if (rc == MSB_OK && !vec_push(&pairs, &pair))
+		if (rc == MSB_OK && (!vec_push(&pairs, &pair) || !keyset_add(&seen, &pairs, pairs.len - 1)))
 			rc = msb_error_set(r->err, MSB_E_NOMEM, "out of memory");
 	}
+	free(seen.slots);
 	n->len = pairs.len;
 	n->pairs = vec_settle(r, &pairs);
 	*out = n;
@@ -256,8 +331,14 @@ static msb_errc parse_node(reader *r, yaml_event_t *ev, const char *path, int de
 {
 	msb_node at = { .file = r->file, .path = path, .line = (unsigned)ev->start_mark.line + 1,
 			.column = (unsigned)ev->start_mark.column + 1 };
-	if (depth > MAX_DEPTH)
-		return msb_config_refuse(r->err, &at, "nested deeper than %d levels", MAX_DEPTH);
+	if (depth > MSB_CONFIG_MAX_DEPTH)
+		return msb_config_refuse(r->err, &at, "nested deeper than %d levels", MSB_CONFIG_MAX_DEPTH);
+	if (msb_arena_total(r->arena) > MSB_CONFIG_MAX_TREE)
+		return msb_config_refuse(r->err, &at,
+					 "the document passes the %u MiB a parsed sandbox.yaml may hold (values, "
+					 "nodes and key paths, which repeat every parent key: long keys nested deep "
+					 "over long sequences multiply)",
+					 (unsigned)(MSB_CONFIG_MAX_TREE >> 20));
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
 		return parse_scalar(r, ev, path, out);

@@ -33,15 +33,26 @@ extern "C" {
 /* The schema version this host reads (`version: 1`). */
 #define MSB_CONFIG_VERSION 1
 
+/*
+ * Bounds on one document, so that no text can exhaust the stack or the memory of the host
+ * reading it: mappings and sequences nest at most MSB_CONFIG_MAX_DEPTH levels, and the
+ * parsed tree (nodes, values after ${VAR} expansion, and every node's key path, which
+ * repeats its parents' keys) holds at most MSB_CONFIG_MAX_TREE bytes. Both are far beyond
+ * any real sandbox.yaml; past either the file is refused (MSB_E_CONFIG) at the node.
+ */
+#define MSB_CONFIG_MAX_DEPTH 64
+#define MSB_CONFIG_MAX_TREE ((size_t)64 << 20)
+
 /* ---- the YAML layer: a document as an msb_node tree ----------------------------------- */
 
 /*
  * A parsed YAML document. Refused: bad syntax (with libyaml's position), a second document,
  * a duplicate key, anchors and aliases (so merge keys too: what a value is must be readable
- * where it is written), explicit tags, non-scalar keys, and a `${VAR}` whose variable is
- * unset. `${VAR}` in a scalar value is replaced by the variable's value (keys are never
- * expanded); `$${` writes a literal `${`. A value that came from the environment is never
- * read as null, whatever it expands to.
+ * where it is written), explicit tags, non-scalar keys, a NUL character (\0) in a key or
+ * value (every string msb reads would end there), a `${VAR}` whose variable is unset, and a
+ * document past the bounds above. `${VAR}` in a scalar value is replaced by the variable's
+ * value (keys are never expanded); `$${` writes a literal `${`. A value that came from the
+ * environment is never read as null, whatever it expands to.
  */
 typedef struct msb_config_doc msb_config_doc;
 
@@ -81,6 +92,15 @@ typedef struct msb_config_options {
  */
 msb_errc msb_config_load(const char *path, const msb_config_options *options, msb_config **out,
 			 msb_error *err);
+/*
+ * Phases 1 and 2 only, on `len` bytes of text: every refusal msb_config_load makes before a
+ * plugin is loaded, and nothing loaded. `name` is what positions call the file ("<memory>"
+ * if NULL); relative plugin_path entries are read from its directory. Specs, router options
+ * and plugin_path are read; there are no plugins and no backends (both counts 0), so
+ * msb_config_router refuses it. Free with msb_config_free.
+ */
+msb_errc msb_config_parse(const char *text, size_t len, const char *name,
+			  const msb_config_options *options, msb_config **out, msb_error *err);
 /* Close every backend, unload every plugin, free the tree. NULL is fine. */
 void msb_config_free(msb_config *cfg);
 
