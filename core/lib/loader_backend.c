@@ -83,7 +83,8 @@ msb_errc msb_backend_open(const msb_plugin *plugin, const msb_node *config,
 	msb_errc rc = b->ops->init(config, &b->host, &b->self, &e);
 	if (rc != MSB_OK) {
 		if (e.code == MSB_OK)
-			msb_error_set(&e, rc, "init failed and said nothing");
+			msb_error_set(&e, rc, "init failed (%s) and gave no reason; a plugin's init "
+				      "must say why it refused", msb_errc_name(rc));
 		msb_error_prefix(&e, "backend %s: ", b->name);
 		msb_error_move(err, &e);
 		free(b);

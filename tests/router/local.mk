@@ -31,12 +31,19 @@ tests_router_inproc_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DINPROCESS_NAME=\"inpro
 	-DINPROCESS_ISOLATION=\"vm\" -DINPROCESS_SILENT
 tests_router_inproc_silent_la_LDFLAGS = $(INPROC_VARIANT_LDFLAGS)
 tests_router_inproc_silent_la_LIBADD = $(INPROC_VARIANT_LIBADD)
+# A backend that breaks the contract where no descriptor check can see it (misbehaving.c).
+check_LTLIBRARIES += tests/router/misbehaving.la
+tests_router_misbehaving_la_SOURCES = tests/router/misbehaving.c tests/fixtures/fixture.h
+tests_router_misbehaving_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/fixtures
+tests_router_misbehaving_la_LDFLAGS = $(FIXTURE_LINKFLAGS)
+tests_router_misbehaving_la_LIBADD = sdk/libmsb-sdk.la
 
 ROUTER_TEST_FIXTURE = tests/router/router_fixture.h tests/router/router_fixture.c
 ROUTER_TEST_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS) -ldl
 # The plugins they dlopen, so `make tests/router/test_x` alone (the TSan pass) builds them.
 ROUTER_TEST_DEPS = plugins/inprocess/inprocess.la tests/router/inproc_b.la tests/router/inproc_container.la \
-	tests/router/inproc_microvm.la tests/router/inproc_vm.la tests/router/inproc_silent.la
+	tests/router/inproc_microvm.la tests/router/inproc_vm.la tests/router/inproc_silent.la \
+	tests/router/misbehaving.la
 ROUTER_TESTS = tests/router/test_router_construct
 check_PROGRAMS += $(ROUTER_TESTS)
 TESTS += $(ROUTER_TESTS)

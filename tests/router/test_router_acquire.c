@@ -106,6 +106,37 @@ static void a_key_needs_scope_and_thread(void **state)
 	msb_router_free(r);
 }
 
+/* What no descriptor check can see, the host refuses when it happens, naming the backend. */
+static void a_backend_breaking_the_contract_is_refused_by_the_host(void **state)
+{
+	fx *f = *state;
+	msb_backend *b = fx_open(f, "misbehaving", NULL);
+	msb_router *r = router_of(f, &b, 1, MSB_SELECTION_FIXED);
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	msb_key key = { "s", "t", "a", "" };
+	msb_sandbox *sb = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	fx_assert_refused(&err, msb_router_acquire(r, &key, &spec, &sb, &err), MSB_E_BACKEND,
+			  "sandbox backend 'misbehaving'", "reported success from acquire and returned no sandbox");
+	assert_null(sb);
+	msb_router_free(r);
+
+	const msb_plugin *p = NULL;
+	for (size_t i = 0; i < msb_loader_count(f->loader); i++)
+		if (strcmp(msb_plugin_name(msb_loader_at(f->loader, i)), "misbehaving") == 0)
+			p = msb_loader_at(f->loader, i);
+	assert_non_null(p);
+	msb_config_doc *doc = NULL;
+	const char yaml[] = "silent_init: true\n";
+	assert_int_equal(msb_config_doc_parse(yaml, sizeof yaml - 1, "<test>", &doc, &err), MSB_OK);
+	msb_backend *mute = NULL;
+	fx_assert_refused(&err, msb_backend_open(p, msb_config_doc_root(doc), NULL, &f->host, &mute, &err),
+			  MSB_E_BACKEND, "backend misbehaving: ", "init failed (SandboxBackendError) and gave no reason");
+	assert_null(mute);
+	msb_config_doc_free(doc);
+}
+
 static void the_backends_own_acquire_failure_is_carried(void **state)
 {
 	fx *f = *state;
@@ -572,6 +603,7 @@ int main(void)
 		FX_TEST(get_or_create_per_key_and_kind),
 		FX_TEST(a_refused_spec_never_reaches_the_backend),
 		FX_TEST(a_key_needs_scope_and_thread),
+		FX_TEST(a_backend_breaking_the_contract_is_refused_by_the_host),
 		FX_TEST(the_backends_own_acquire_failure_is_carried),
 		FX_TEST(call_scope_folds_the_call_id),
 		FX_TEST(dispose_hands_backends_no_null_part),
