@@ -160,6 +160,7 @@ typedef struct body_ctx {
 	int runs;
 	char path[256], call_id[64];
 	msb_errc fail_with;       /* non-zero: the body fails with this after writing */
+	bool fail_mute;           /* …and sets no message: the session must supply one */
 	bool dispose_under_call;  /* dispose the sandbox from inside the call */
 	const char *then_inject;  /* after that disposal, make disposals fail with this code */
 	const char *answer;
@@ -181,6 +182,8 @@ static msb_errc body(void *ctx, msb_sandbox *sb, const char *call_path, const ch
 		if (c->then_inject)
 			fx_inject(c->w->b, "dispose", c->then_inject);
 	}
+	if (c->fail_with && c->fail_mute)
+		return c->fail_with;
 	if (c->fail_with)
 		return msb_error_set(err, c->fail_with, "the body failed on purpose");
 	const char *text = c->answer ? c->answer : "built";
@@ -346,6 +349,11 @@ static void reclaim_runs_on_every_exit_path(void **state)
 	body_ctx failing = { .fail_with = MSB_E_BACKEND };
 	fx_assert_refused(&err, call(&w, &failing, &a, &err), MSB_E_BACKEND, "on purpose");
 	assert_reclaimed(&w, &failing, 2);
+	msb_tool_answer_free(&a);
+	body_ctx mute = { .fail_with = MSB_E_BACKEND, .fail_mute = true };
+	fx_assert_refused(&err, call(&w, &mute, &a, &err), MSB_E_BACKEND, "tool 'build_bicep'",
+			  "the body failed and said nothing more");
+	assert_reclaimed(&w, &mute, 3);
 	msb_tool_answer_free(&a);
 
 	/* What the call wrote is gone: the sandbox is warm (conversation scope), the file not. */
