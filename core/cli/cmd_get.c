@@ -28,12 +28,12 @@ static msb_errc land(const char *path, const msb_buf *data, bool force, msb_erro
 		ssize_t n = write(fd, data->data + off, data->len - off);
 		if (n < 0) {
 			close(fd);
-			return msb_error_set_errno(err, MSB_E_OS, errno, "writing '%s'", path);
+			return msb_error_set_errno(err, MSB_E_OS, errno, "get: cannot write '%s'", path);
 		}
 		off += (size_t)n;
 	}
 	if (close(fd) != 0)
-		return msb_error_set_errno(err, MSB_E_OS, errno, "writing '%s'", path);
+		return msb_error_set_errno(err, MSB_E_OS, errno, "get: cannot write '%s'", path);
 	return MSB_OK;
 }
 

@@ -371,6 +371,11 @@ YAML
 		cmp -s "$tmp/local.txt" "$tmp/back.txt" || fail "rt get to a file: content differs"
 		run "$msb" -c "$b" get shell $k dir/a.txt "$tmp/back.txt"; expect_status 1 "rt get over an existing file"
 		expect_error_line SandboxLandingExists "rt get refuses to replace"
+		expect_err "cannot create '$tmp/back.txt'" "rt get names the file"; expect_err "(use --force" "rt get says how to replace"
+		if [ -w /dev/full ]; then
+			run "$msb" -c "$b" get shell $k dir/a.txt /dev/full --force; expect_status 1 "rt get into a full device"
+			expect_error_line OSError "rt get into a full device"; expect_err "get: cannot write '/dev/full'" "rt get names what it could not write"
+		fi
 		run "$msb" -c "$b" --json get shell $k dir/a.txt; expect_out '"content": "hello\n"' "rt get --json"
 		run "$msb" -c "$b" ls shell $k dir; expect_status 0 "rt ls"; expect_out "file               6  dir/a.txt" "rt ls"
 		run "$msb" -c "$b" --json ls shell $k dir; expect_out '{"path": "dir/a.txt", "kind": "file", "size": 6}' "rt ls --json"
@@ -402,18 +407,19 @@ YAML
 	fi
 fi
 
-# ---- the shipped default, as the README's demo runs it (agent, init, guest and state from this tree)
+# ---- the shipped default, as the README's demo runs it (agent, init, relay, guest and state from this tree)
 qemu_so="$top/plugins/qemu/.libs/qemu.so"
 qemu_init="$top/plugins/qemu/msb-qemu-init"
+qemu_relay="$top/plugins/qemu/msb-qemu-relay"
 guest=${MSB_QEMU_GUEST:-$top/plugins/qemu/guest}
 if ! grep -q '^  - name: qemu' "$src/conf/sandbox.yaml"; then
 	fail "conf/sandbox.yaml no longer registers qemu first: update this demo test with it"
-elif [ ! -e "$qemu_so" ] || [ ! -x "$agent" ] || [ ! -x "$qemu_init" ]; then
-	echo "note: the qemu plugin, agent or guest init is not built here; default-file demo skipped"
+elif [ ! -e "$qemu_so" ] || [ ! -x "$agent" ] || [ ! -x "$qemu_init" ] || [ ! -x "$qemu_relay" ]; then
+	echo "note: the qemu plugin, agent, guest init or relay is not built here; default-file demo skipped"
 elif [ ! -s "$guest/vmlinuz" ] || ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	echo "note: no microVM guest at $guest or no qemu-system-x86_64 (run 'make qemu-guest'); default-file demo skipped"
 else
-	sed "s|^      run_code: \[sh\].*|&\n      agent: $agent\n      init: $qemu_init\n      guest_dir: $guest\n      state_dir: $tmp/default-state|" \
+	sed "s|^      run_code: \[sh\].*|&\n      agent: $agent\n      init: $qemu_init\n      relay: $qemu_relay\n      guest_dir: $guest\n      state_dir: $tmp/default-state|" \
 		"$src/conf/sandbox.yaml" >"$tmp/default.yaml"
 	export MSB_PLUGIN_PATH="$top/plugins/qemu/.libs"
 	run "$msb" -c "$tmp/default.yaml" check
