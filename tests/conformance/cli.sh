@@ -46,6 +46,8 @@ expect 1 "broken.yaml" "$MSB" conformance "$FX/conf_good.so" --config "$tmp/brok
 # (Its fixture's temp dir, which nothing gets to remove, goes with $tmp.)
 expect 1 "SandboxBackendError: conformance: $FX/conf_crash.so crashed in files/stat-describes" \
 	env TMPDIR="$tmp" "$MSB" conformance "$FX/conf_crash.so" --suite files
+expect 1 "SandboxBackendError: conformance: $FX/conf_exit.so ended the process in files/stat-describes (exit status 3)" \
+	env TMPDIR="$tmp" "$MSB" conformance "$FX/conf_exit.so" --suite files
 started=$(date +%s)
 expect 1 "TimeoutError: conformance:" env TMPDIR="$tmp" "$MSB" conformance "$FX/conf_hang.so" --suite files \
 	--case-timeout 2

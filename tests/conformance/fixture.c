@@ -52,6 +52,7 @@
 #define DEFECT_CRASH 15          /* stat_file aborts the process */
 #define DEFECT_HANG 16           /* read_file never returns */
 #define DEFECT_RACY_ACQUIRE 17   /* acquire checks its registry, then writes it, unlocked */
+#define DEFECT_EXIT 18           /* stat_file ends the process with exit(3) */
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -592,6 +593,8 @@ static msb_errc fx_stat_file(msb_sandbox_handle *h, const char *path, const char
 {
 	if (FIXTURE_DEFECT == DEFECT_CRASH)
 		abort(); /* what the supervisor in `msb conformance` must survive and name */
+	if (FIXTURE_DEFECT == DEFECT_EXIT)
+		exit(3); /* no signal, no verdict: the supervisor must still name the case */
 	if (FIXTURE_DEFECT == DEFECT_FOLLOW_SYMLINK) {
 		char host[PATH_MAX * 3];
 		struct stat st;

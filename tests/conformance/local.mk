@@ -9,7 +9,8 @@ CONF_FIXTURE_LIBADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minimal.la tests/conformance/conf_fake_run_code.la tests/conformance/conf_ignore_wd.la tests/conformance/conf_follow_symlink.la tests/conformance/conf_silent_dispose.la tests/conformance/conf_leak_calls.la tests/conformance/conf_join_argv.la tests/conformance/conf_kill_child_only.la tests/conformance/conf_open_egress.la tests/conformance/conf_truncate_read.la tests/conformance/conf_no_output_cap.la \
 	tests/conformance/conf_allowlist_open.la tests/conformance/conf_allowlist_shut.la \
 	tests/conformance/conf_scope_miscount.la tests/conformance/conf_shallow_dispose.la \
-	tests/conformance/conf_crash.la tests/conformance/conf_hang.la tests/conformance/conf_racy_acquire.la
+	tests/conformance/conf_crash.la tests/conformance/conf_hang.la tests/conformance/conf_racy_acquire.la \
+	tests/conformance/conf_exit.la
 
 tests_conformance_conf_good_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_good_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_NONE -DFIXTURE_NAME=\"conf_good\"
@@ -95,6 +96,10 @@ tests_conformance_conf_crash_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_crash_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_CRASH -DFIXTURE_NAME=\"conf_crash\"
 tests_conformance_conf_crash_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
 tests_conformance_conf_crash_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+tests_conformance_conf_exit_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_EXIT -DFIXTURE_NAME=\"conf_exit\"
+tests_conformance_conf_exit_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_exit_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
 tests_conformance_conf_hang_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_hang_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_HANG -DFIXTURE_NAME=\"conf_hang\"
