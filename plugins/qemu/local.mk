@@ -1,5 +1,6 @@
 # plugins/qemu: the `qemu` backend (rung microvm), a boundary driver over the SDK's guest
-# agent and driver (msb/driver.h), and msb-qemu-init, the guest's static /init.
+# agent and driver (msb/driver.h), msb-qemu-init, the guest's static /init, and
+# msb-qemu-relay, the host-side relay each VM's socket is served by.
 msbplugin_LTLIBRARIES += plugins/qemu/qemu.la
 plugins_qemu_qemu_la_SOURCES = \
 	plugins/qemu/qemu.c \
@@ -7,7 +8,7 @@ plugins_qemu_qemu_la_SOURCES = \
 	plugins/qemu/qemu_guest.c \
 	plugins/qemu/qemu_launch.c \
 	plugins/qemu/qemu_accel.c \
-	plugins/qemu/relay.c \
+	plugins/qemu/relay_spawn.c \
 	plugins/qemu/relay.h \
 	plugins/qemu/initramfs.c \
 	plugins/qemu/initramfs.h \
@@ -21,6 +22,15 @@ pkglibexec_PROGRAMS += plugins/qemu/msb-qemu-init
 plugins_qemu_msb_qemu_init_SOURCES = plugins/qemu/vminit.c plugins/qemu/vminit.h
 plugins_qemu_msb_qemu_init_CFLAGS = $(WARN_CFLAGS) -O2
 plugins_qemu_msb_qemu_init_LDFLAGS = -all-static
+
+# The relay lives as long as its VM, so it is a program of its own (a fork left running
+# would pin a copy of every page the host writes): static and libc only, like the init, so
+# its resident set is its own.
+pkglibexec_PROGRAMS += plugins/qemu/msb-qemu-relay
+plugins_qemu_msb_qemu_relay_SOURCES = plugins/qemu/relay_main.c plugins/qemu/relay.c \
+	plugins/qemu/relay.h
+plugins_qemu_msb_qemu_relay_CFLAGS = $(WARN_CFLAGS) -O2
+plugins_qemu_msb_qemu_relay_LDFLAGS = -all-static
 
 # fetch-guest.sh DEST: the set-up step that puts Debian's cloud kernel and busybox-static
 # where the backend looks ($(pkgdatadir)/qemu by default). `make qemu-guest` fetches into

@@ -12,7 +12,8 @@
  * and wait for the agent's HELLO), stop (power off, verify) and alive. The state directory,
  * the key's lock, reuse, truthful disposal and every sandbox operation are the SDK's driver
  * (msb/driver.h); the guest's pieces are qemu_guest.c, QEMU's command line qemu_launch.c,
- * the accelerator qemu_accel.c, the relay between socket and port relay.c.
+ * the accelerator qemu_accel.c; the relay between socket and ports is the msb-qemu-relay
+ * program (relay.c), which relay_spawn.c starts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +50,7 @@ static void ctx_free(void *p)
 		return;
 	free(ctx->guest_dir);
 	free(ctx->init_path);
+	free(ctx->relay_path);
 	free(ctx->qemu);
 	free(ctx);
 }
@@ -170,10 +172,13 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 					 "cannot listen on %s", box->name, box->socket_path);
 	else if (rc == MSB_OK && pipe2(ready, O_CLOEXEC) < 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: pipe");
-	pid_t relay = rc == MSB_OK ? msb_qemu_relay_spawn(lfd, ports, MSB_QEMU_PORTS, ready[1]) : -1;
+	pid_t relay = rc == MSB_OK ? msb_qemu_relay_spawn(ctx->relay_path, lfd, ports,
+							  MSB_QEMU_PORTS, ready[1])
+				   : -1;
 	if (rc == MSB_OK && relay <= 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
-					 "cannot start the relay", box->name);
+					 "cannot start the relay program %s", box->name,
+					 ctx->relay_path);
 	if (ready[1] >= 0)
 		close(ready[1]);
 	for (int i = 0; i < MSB_QEMU_PORTS; i++)
@@ -208,6 +213,11 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 		return msb_error_set(err, MSB_E_BACKEND, "backend qemu: the engine %s is not there "
 				     "(install the Debian package qemu-system-x86, or set qemu: to its "
 				     "path)", ctx->qemu);
+	/* Checked before anything boots: without its relay a VM would be started for nothing. */
+	if (access(ctx->relay_path, X_OK) != 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: the relay "
+					   "program %s cannot be run (install msb with it, or set "
+					   "relay: to its path)", ctx->relay_path);
 	if (!have_kernel)
 		return msb_error_set(err, MSB_E_BACKEND,
 				     "backend qemu: no guest kernel in %s; fetch it with "
@@ -307,10 +317,12 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 {
 	(void)driver;
 	qemu_ctx *ctx = p;
-	const char *guest = NULL, *init = NULL, *qemu = NULL, *accel = NULL;
+	const char *guest = NULL, *init = NULL, *relay = NULL, *qemu = NULL, *accel = NULL;
 	msb_errc rc = msb_node_string(config, "guest_dir", &guest, err);
 	if (rc == MSB_OK)
 		rc = msb_node_string(config, "init", &init, err);
+	if (rc == MSB_OK)
+		rc = msb_node_string(config, "relay", &relay, err);
 	if (rc == MSB_OK)
 		rc = msb_node_string(config, "qemu", &qemu, err);
 	if (rc == MSB_OK)
@@ -337,8 +349,10 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	ctx->guest_dir = guest ? strdup(guest) : dup_default("MSB_QEMU_GUEST", MSB_DATADIR "/qemu");
 	ctx->init_path = init ? strdup(init)
 			      : dup_default("MSB_QEMU_INIT", MSB_LIBEXECDIR "/msb-qemu-init");
+	ctx->relay_path = relay ? strdup(relay)
+				: dup_default("MSB_QEMU_RELAY", MSB_LIBEXECDIR "/msb-qemu-relay");
 	ctx->qemu = strdup(qemu ? qemu : "/usr/bin/qemu-system-x86_64");
-	if (!ctx->guest_dir || !ctx->init_path || !ctx->qemu)
+	if (!ctx->guest_dir || !ctx->init_path || !ctx->relay_path || !ctx->qemu)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	return MSB_OK;
 }

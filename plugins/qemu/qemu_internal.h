@@ -12,13 +12,14 @@
 #include <msb/driver.h>
 
 /* The backend's own `config:` keys, beside the driver's. */
-#define QEMU_CONFIG_KEYS "guest_dir", "init", "qemu", "memory", "accel", "boot_timeout"
+#define QEMU_CONFIG_KEYS "guest_dir", "init", "relay", "qemu", "memory", "accel", "boot_timeout"
 
 typedef enum qemu_accel { QEMU_ACCEL_AUTO = 0, QEMU_ACCEL_KVM, QEMU_ACCEL_TCG } qemu_accel;
 
 typedef struct qemu_ctx {
 	char *guest_dir;     /* fetch-guest.sh's DEST: vmlinuz, modules/, busybox, busybox.applets */
 	char *init_path;     /* the static msb-qemu-init, the guest's /init */
+	char *relay_path;    /* msb-qemu-relay, each VM's relay on the host (relay.h) */
 	char *qemu;          /* qemu-system-x86_64 */
 	uint64_t memory;     /* guest RAM, bytes */
 	qemu_accel accel;

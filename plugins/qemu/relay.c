@@ -1,6 +1,7 @@
 /*
  * plugins/qemu/relay.c — the frame relay between agent.sock and a VM's virtio-serial stream
- * (see relay.h for why it exists).
+ * (see relay.h for why it exists): the body of the msb-qemu-relay program (relay_main.c),
+ * which relay_spawn.c starts.
  *
  * One request per port at a time: read a client's whole frame, write it to a free port (each
  * port has its own agent in the guest), and when that port's reply arrives, hand it back. A
@@ -11,16 +12,13 @@
 #include "relay.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/un.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <msb/agent.h>
@@ -323,101 +321,4 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 				close(c);
 		}
 	}
-}
-
-/* Move `fd` to `to` in a child about to close everything else. */
-static void place_fd(int fd, int to)
-{
-	if (fd != to)
-		dup2(fd, to);
-}
-
-pid_t msb_qemu_relay_spawn(int listen_fd, const int *port_fds, size_t n_ports, int ready)
-{
-	if (n_ports == 0 || n_ports > MSB_QEMU_RELAY_MAX_PORTS)
-		return -1;
-	int rep[2];
-	if (pipe2(rep, O_CLOEXEC) < 0)
-		return -1;
-	pid_t mid = fork();
-	if (mid < 0) {
-		close(rep[0]);
-		close(rep[1]);
-		return -1;
-	}
-	if (mid == 0) {
-		setsid();
-		pid_t relay = fork();
-		if (relay == 0) {
-			/* Everything moves above the slots it lands in, then into 3, 4, 5…. */
-			int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-			int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 64), r = fcntl(ready, F_DUPFD_CLOEXEC, 64);
-			int moved[MSB_QEMU_RELAY_MAX_PORTS], placed[MSB_QEMU_RELAY_MAX_PORTS];
-			bool ok = devnull >= 0 && l >= 0 && r >= 0;
-			for (size_t i = 0; ok && i < n_ports; i++)
-				ok = (moved[i] = fcntl(port_fds[i], F_DUPFD_CLOEXEC, 64)) >= 0;
-			if (!ok)
-				_exit(1);
-			place_fd(devnull, 0);
-			place_fd(devnull, 1);
-			place_fd(devnull, 2);
-			place_fd(l, 3);
-			place_fd(r, 4);
-			for (size_t i = 0; i < n_ports; i++) {
-				place_fd(moved[i], 5 + (int)i);
-				placed[i] = 5 + (int)i;
-			}
-			close_range(5 + (unsigned)n_ports, ~0u, 0);
-			msb_qemu_relay_run(3, placed, n_ports, 4);
-		}
-		ssize_t w = write(rep[1], &relay, sizeof relay);
-		(void)w;
-		_exit(0);
-	}
-	close(rep[1]);
-	pid_t relay = -1;
-	ssize_t n = read(rep[0], &relay, sizeof relay);
-	close(rep[0]);
-	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-		;
-	return n == (ssize_t)sizeof relay ? relay : -1;
-}
-
-int msb_qemu_relay_await(int ready, double timeout)
-{
-	int64_t deadline = msb_agent_now_ms() + (int64_t)(timeout * 1000.0);
-	for (;;) {
-		int64_t left = deadline - msb_agent_now_ms();
-		if (left <= 0)
-			return -1;
-		struct pollfd p = { .fd = ready, .events = POLLIN };
-		int n = poll(&p, 1, (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0)
-			return -1;
-		char c = 0;
-		return n > 0 && read(ready, &c, 1) == 1 && c == 'R' ? 1 : 0;
-	}
-}
-
-int msb_qemu_relay_listen(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof sa.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
 }

@@ -21,8 +21,9 @@
 #define MSB_QEMU_RELAY_MAX_PORTS 8
 
 /*
- * The relay's body. Runs in a forked child of a possibly multi-threaded host, so it uses
- * system calls only — no malloc, no stdio, no locks (its frame buffer is an mmap). It sends
+ * The relay's body (relay.c), what msb-qemu-relay runs. It uses system calls only — no
+ * malloc, no stdio, no locks (its frame buffer is an mmap), so a test may also run it in a
+ * fork of a multi-threaded process. It sends
  * every port (a connected socket each) a HELLO at once and writes 'R' to `ready_fd` as
  * soon as the FIRST agent answered it well ('F' if none did), serving `listen_fd` from
  * then on; the other ports join as their answers come. A port is handed requests only
@@ -32,11 +33,21 @@
 void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int ready_fd)
 	__attribute__((noreturn));
 /*
- * Start the relay as a daemon of its own (double fork, own session: it must outlive the
- * msb process) over `port_fds`, serving `listen_fd`. Returns its pid, or -1. `ready` gets
- * the relay's 'R' or 'F'. The caller keeps and closes its own copies.
+ * The msb-qemu-relay program's command line: `msb-qemu-relay N` (N ports, 1 to
+ * MSB_QEMU_RELAY_MAX_PORTS), started with the listening socket at fd 3, the ready pipe at 4
+ * and the ports at 5, 6, … 4+N.
  */
-pid_t msb_qemu_relay_spawn(int listen_fd, const int *port_fds, size_t n_ports, int ready);
+#define MSB_QEMU_RELAY_LISTEN_FD 3
+#define MSB_QEMU_RELAY_READY_FD 4
+#define MSB_QEMU_RELAY_PORT_FD 5
+/*
+ * Start `program` (msb-qemu-relay) as a daemon of its own (double fork, own session: it
+ * must outlive the msb process) over `port_fds`, serving `listen_fd` (relay_spawn.c).
+ * Returns its pid once the exec went through, or -1 with errno (the exec's own when that
+ * failed). `ready` gets the relay's 'R' or 'F'. The caller keeps and closes its own copies.
+ */
+pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_fds,
+			   size_t n_ports, int ready);
 /* Wait up to `timeout` s for the relay's word: 1 ready, 0 the stream closed, -1 timed out. */
 int msb_qemu_relay_await(int ready, double timeout);
 /* A listening unix socket at `path` (an old one there is replaced); -1 with errno. */

@@ -33,7 +33,8 @@ tests_backends_qemu_backend_SOURCES = tests/backends/qemu_backend.c tests/backen
 tests_backends_qemu_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
 tests_backends_qemu_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_backends_qemu_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
-	sdk/agent/msb-agent plugins/qemu/qemu.la plugins/qemu/msb-qemu-init
+	sdk/agent/msb-agent plugins/qemu/qemu.la plugins/qemu/msb-qemu-init \
+	plugins/qemu/msb-qemu-relay
 check_PROGRAMS += tests/backends/qemu_initramfs
 TESTS += tests/backends/qemu_initramfs
 tests_backends_qemu_initramfs_SOURCES = tests/backends/qemu_initramfs.c plugins/qemu/initramfs.c
@@ -41,9 +42,11 @@ tests_backends_qemu_initramfs_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(t
 tests_backends_qemu_initramfs_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 check_PROGRAMS += tests/backends/qemu_relay
 TESTS += tests/backends/qemu_relay
-tests_backends_qemu_relay_SOURCES = tests/backends/qemu_relay.c plugins/qemu/relay.c
+tests_backends_qemu_relay_SOURCES = tests/backends/qemu_relay.c plugins/qemu/relay.c \
+	plugins/qemu/relay_spawn.c
 tests_backends_qemu_relay_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
 tests_backends_qemu_relay_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_qemu_relay_DEPENDENCIES = sdk/libmsb-sdk.la plugins/qemu/msb-qemu-relay
 check_PROGRAMS += tests/backends/qemu_argv
 TESTS += tests/backends/qemu_argv
 tests_backends_qemu_argv_SOURCES = tests/backends/qemu_argv.c plugins/qemu/qemu_launch.c

@@ -4,10 +4,12 @@
  * closed egress (no network device in the guest), timeouts and output caps, the limit cases
  * (a fork storm and a memory hog stay inside the VM), a daemon that lives until disposal,
  * call scope, disposal that leaves no process, socket or directory, and commands and
- * agents at nice 0 on every port of a freshly booted VM.
+ * agents at nice 0 on every port of a freshly booted VM, and a relay (the msb-qemu-relay
+ * program) that holds no copy of the host's memory.
  *
  * Each boot costs seconds under TCG, so the suite boots three VMs in all: one shared by most
- * cases, one per call-scope key (disposed and checked), one started by a second process. It
+ * cases, one per call-scope key (disposed and checked), one started by a second process,
+ * one killed and replaced, one whose relay's resident set is measured. It
  * skips (77) only when QEMU or the guest kernel is missing, saying which.
  */
 #include <pthread.h>
@@ -374,6 +376,55 @@ static void a_dead_vm_is_replaced_and_disposed(void **state)
 	assert_false(msb_driver_pid_running(second));
 }
 
+/* A process's resident set in KiB, from /proc/PID/status; -1 when it has none. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	FILE *f = fopen(path, "re");
+	long kib = -1;
+	while (f && kib < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) != 1)
+			kib = -1;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * The relay lives as long as its VM. Left a fork of the host, it would keep a copy of every
+ * page the host writes after the acquire: a host that rewrites 64 MiB would leave each VM's
+ * relay holding 64 MiB. It is the msb-qemu-relay program instead, exec'd by that fork.
+ */
+static void relay_does_not_pin_host_memory(void **state)
+{
+	(void)state;
+	size_t n = 64u << 20;
+	char *mem = malloc(n);
+	assert_non_null(mem);
+	memset(mem, 1, n);
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "pin", NULL);
+	memset(mem, 2, n);
+	pid_t relay = h ? backend_recorded(h, "relay.pid") : -1;
+	long kib = relay > 0 ? rss_kib(relay) : -1;
+	char path[64], exe[4096] = "";
+	snprintf(path, sizeof path, "/proc/%ld/exe", (long)relay);
+	ssize_t len = relay > 0 ? readlink(path, exe, sizeof exe - 1) : -1;
+	exe[len > 0 ? len : 0] = '\0';
+	fprintf(stderr, "# relay %ld (%s): VmRSS %ld KiB after the host rewrote 64 MiB\n",
+		(long)relay, exe, kib);
+	free(mem);
+	if (h) {
+		fx.ops->release(h);
+		backend_dispose(&fx, "pin", NULL);
+	}
+	assert_non_null(h);
+	assert_true(kib > 0 && kib < 16 * 1024);
+	const char *base = strrchr(exe, '/');
+	assert_non_null(base);
+	assert_string_equal(base, "/msb-qemu-relay");
+}
+
 static void accel_verdict_is_cached(void **state)
 {
 	(void)state;
@@ -419,6 +470,17 @@ static void config_refusals(void **state)
 	assert_int_equal(bad.ops->acquire(bad.self, &k, &spec, &h, &err), MSB_E_BACKEND);
 	assert_non_null(strstr(msb_error_message(&err), "qemu-system-x86"));
 	assert_non_null(strstr(msb_error_message(&err), "/nonexistent/qemu-system-x86_64"));
+	msb_error_clear(&err);
+	backend_fixture_close(&bad);
+	assert_int_equal(qemu_fixture_leaks(&bad), 0);
+
+	/* No relay program: named, with the key that points at it, before anything boots. */
+	assert_int_equal(qemu_fixture_open(&bad, NULL, "relay: /nonexistent/msb-qemu-relay\n", &err),
+			 MSB_OK);
+	assert_int_equal(bad.ops->acquire(bad.self, &k, &spec, &h, &err), MSB_E_BACKEND);
+	assert_non_null(strstr(msb_error_message(&err), "relay program /nonexistent/msb-qemu-relay"));
+	assert_non_null(strstr(msb_error_message(&err), "relay:"));
+	assert_non_null(strstr(msb_error_message(&err), "No such file"));
 	msb_error_clear(&err);
 	backend_fixture_close(&bad);
 	assert_int_equal(qemu_fixture_leaks(&bad), 0);
@@ -477,6 +539,7 @@ int main(void)
 		cmocka_unit_test(fork_storm_and_memory_hog_stay_inside),
 		cmocka_unit_test(call_scope_vm_is_its_own_and_dispose_leaves_nothing),
 		cmocka_unit_test(a_dead_vm_is_replaced_and_disposed),
+		cmocka_unit_test(relay_does_not_pin_host_memory),
 		cmocka_unit_test(accel_verdict_is_cached),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

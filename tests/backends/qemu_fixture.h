@@ -1,7 +1,7 @@
 /*
  * qemu_fixture.h — opening the real `qemu` plugin for a test or a benchmark: a temporary
- * state dir, a config written as YAML (the path sandbox.yaml takes), the in-tree agent and
- * guest init, the guest fetched by `make qemu-guest`, and a leak check.
+ * state dir, a config written as YAML (the path sandbox.yaml takes), the in-tree agent,
+ * guest init and relay, the guest fetched by `make qemu-guest`, and a leak check.
  */
 #ifndef MSB_QEMU_FIXTURE_H
 #define MSB_QEMU_FIXTURE_H
@@ -16,6 +16,7 @@
 #include "backend_fixture.h"
 
 #define QEMU_INIT MSB_TOP_BUILDDIR "/plugins/qemu/msb-qemu-init"
+#define QEMU_RELAY MSB_TOP_BUILDDIR "/plugins/qemu/msb-qemu-relay"
 #define QEMU_GUEST MSB_TOP_BUILDDIR "/plugins/qemu/guest"
 #define QEMU_PLUGIN MSB_TEST_MODULE("plugins/qemu", "qemu")
 #define QEMU_BINARY "/usr/bin/qemu-system-x86_64"
@@ -57,10 +58,12 @@ static inline msb_errc qemu_fixture_open(backend_fixture *fx, const char *state,
 {
 	msb_errc rc = backend_fixture_state(fx, state, "/tmp/msb-qemu-test-XXXXXX", err);
 	bool own_guest = strstr(extra, "guest_dir:") != NULL;
+	bool own_relay = strstr(extra, "relay:") != NULL;
 	return rc ? rc : backend_fixture_load(fx, QEMU_PLUGIN, err,
-					      "state_dir: %s\nagent: %s\ninit: %s\n%s%s%s%s",
+					      "state_dir: %s\nagent: %s\ninit: %s\n%s%s%s%s%s%s%s",
 					      fx->state, BACKEND_FIXTURE_AGENT, QEMU_INIT,
-					      own_guest ? "" : "guest_dir: ",
+					      own_relay ? "" : "relay: ", own_relay ? "" : QEMU_RELAY,
+					      own_relay ? "" : "\n", own_guest ? "" : "guest_dir: ",
 					      own_guest ? "" : qemu_fixture_guest(),
 					      own_guest ? "" : "\n", extra);
 }

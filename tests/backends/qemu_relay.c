@@ -3,8 +3,11 @@
  * stand in for a VM's virtio-serial ports, without booting anything: every port is greeted
  * at once, the relay is ready when the FIRST port answers HELLO, a port is handed a request
  * only after its own greeting succeeded, one whose greeting failed is closed and never
- * used, and a relay none of whose ports answers well says 'F'.
+ * used, and a relay none of whose ports answers well says 'F'. The same again through
+ * msb_qemu_relay_spawn and the msb-qemu-relay program (the fd layout of its command line),
+ * and a program that cannot be executed is a failed spawn saying why (errno).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -22,21 +25,27 @@
 #include <cmocka.h>
 
 #include <msb/agent.h>
+#include <msb/driver.h>
 
 #include "msb_test.h"
 #include "relay.h"
 
 #define N_PORTS 3
+#define RELAY_PROGRAM MSB_TOP_BUILDDIR "/plugins/qemu/msb-qemu-relay"
 
 typedef struct relay_fixture {
 	char dir[64], sock[100];
 	pid_t relay;
+	bool spawned;       /* by msb_qemu_relay_spawn: not this process's child */
 	int agent[N_PORTS]; /* the guest agents' ends of the ports */
 	int ready;          /* the relay's word */
 } relay_fixture;
 
-/* Start a relay over N_PORTS socketpairs in a child, as msb_qemu_relay_spawn's would run. */
-static void relay_start(relay_fixture *f)
+/*
+ * Start a relay over N_PORTS socketpairs: `program` NULL, msb_qemu_relay_run in a child of
+ * this process; else that program through msb_qemu_relay_spawn, as the backend starts it.
+ */
+static void relay_start(relay_fixture *f, const char *program)
 {
 	snprintf(f->dir, sizeof f->dir, "/tmp/msb-qemu-relay-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
@@ -51,8 +60,9 @@ static void relay_start(relay_fixture *f)
 		guest[i] = sp[1];
 	}
 	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-	f->relay = fork();
-	assert_true(f->relay >= 0);
+	f->spawned = program != NULL;
+	f->relay = program ? msb_qemu_relay_spawn(program, lfd, guest, N_PORTS, ready[1]) : fork();
+	assert_true(program ? f->relay > 0 : f->relay >= 0);
 	if (f->relay == 0) {
 		for (int i = 0; i < N_PORTS; i++)
 			close(f->agent[i]);
@@ -72,7 +82,12 @@ static int relay_stop(void **state)
 	relay_fixture *f = *state;
 	if (f->relay > 0) {
 		kill(f->relay, SIGKILL);
-		waitpid(f->relay, NULL, 0);
+		/* A spawned relay is a daemon: its reaper is not this process. */
+		if (f->spawned)
+			for (int i = 0; i < 500 && msb_driver_pid_running(f->relay); i++)
+				usleep(10000);
+		else
+			waitpid(f->relay, NULL, 0);
 	}
 	for (int i = 0; i < N_PORTS; i++)
 		close(f->agent[i]);
@@ -86,7 +101,14 @@ static relay_fixture fixture;
 
 static int relay_setup(void **state)
 {
-	relay_start(&fixture);
+	relay_start(&fixture, NULL);
+	*state = &fixture;
+	return 0;
+}
+
+static int program_setup(void **state)
+{
+	relay_start(&fixture, RELAY_PROGRAM);
 	*state = &fixture;
 	return 0;
 }
@@ -186,10 +208,83 @@ static void no_port_answering_well_is_a_failed_start(void **state)
 		       i ? MSB_E_PROTOCOL : MSB_OK);
 	}
 	assert_int_equal(ready_word(f), 'F');
+	if (f->spawned) {
+		/* Not this process's child: it is seen gone, its status is its reaper's. */
+		for (int i = 0; i < 500 && msb_driver_pid_running(f->relay); i++)
+			usleep(10000);
+		assert_false(msb_driver_pid_running(f->relay));
+		return;
+	}
 	int status = 0;
 	assert_int_equal(waitpid(f->relay, &status, 0), f->relay);
 	f->relay = -1;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+
+/* The program, started as the backend starts it, serves as the fork did; it is the program. */
+static void the_program_is_the_relay(void **state)
+{
+	relay_fixture *f = *state;
+	char path[64], exe[4096] = "";
+	snprintf(path, sizeof path, "/proc/%ld/exe", (long)f->relay);
+	ssize_t len = readlink(path, exe, sizeof exe - 1);
+	assert_true(len > 0);
+	exe[len] = '\0';
+	assert_string_equal(exe, RELAY_PROGRAM);
+	for (int i = 0; i < N_PORTS; i++) {
+		expect_frame(f->agent[i], MSB_AGENT_HELLO);
+		answer(f->agent[i], MSB_AGENT_HELLO, 0, MSB_OK);
+	}
+	assert_int_equal(ready_word(f), 'R');
+	int c = client_ping(f, 9);
+	int served = -1;
+	for (int i = 0; i < N_PORTS && served < 0; i++)
+		if (readable(f->agent[i], i ? 0 : 5000))
+			served = i;
+	assert_true(served >= 0);
+	assert_int_equal(expect_frame(f->agent[served], MSB_AGENT_PING), 9);
+	answer(f->agent[served], MSB_AGENT_PING, 9, MSB_OK);
+	assert_int_equal(expect_frame(c, MSB_AGENT_PING | MSB_AGENT_REPLY), 9);
+	close(c);
+}
+
+/* A relay program that cannot be executed fails the spawn with the exec's errno. */
+static void a_program_that_cannot_run_fails_the_spawn(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/msb-qemu-relay-XXXXXX", plain[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(plain, sizeof plain, "%s/not-executable", dir);
+	int fd = open(plain, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	int sp[2], ready[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	errno = 0;
+	pid_t missing = msb_qemu_relay_spawn(dir, sp[0], &sp[1], 1, ready[1]);
+	int missing_errno = errno;
+	errno = 0;
+	pid_t gone = msb_qemu_relay_spawn("/nonexistent/msb-qemu-relay", sp[0], &sp[1], 1, ready[1]);
+	int gone_errno = errno;
+	errno = 0;
+	pid_t plain_pid = msb_qemu_relay_spawn(plain, sp[0], &sp[1], 1, ready[1]);
+	int plain_errno = errno;
+	close(ready[1]);
+	/* Nothing ever wrote a word, and every copy of the pipe's write end is closed. */
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 0);
+	close(ready[0]);
+	close(sp[0]);
+	close(sp[1]);
+	unlink(plain);
+	rmdir(dir);
+	assert_int_equal(missing, -1);
+	assert_int_equal(missing_errno, EACCES);
+	assert_int_equal(gone, -1);
+	assert_int_equal(gone_errno, ENOENT);
+	assert_int_equal(plain_pid, -1);
+	assert_int_equal(plain_errno, EACCES);
 }
 
 int main(void)
@@ -200,6 +295,10 @@ int main(void)
 						relay_setup, relay_stop),
 		cmocka_unit_test_setup_teardown(no_port_answering_well_is_a_failed_start, relay_setup,
 						relay_stop),
+		cmocka_unit_test_setup_teardown(the_program_is_the_relay, program_setup, relay_stop),
+		cmocka_unit_test_setup_teardown(no_port_answering_well_is_a_failed_start, program_setup,
+						relay_stop),
+		cmocka_unit_test(a_program_that_cannot_run_fails_the_spawn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

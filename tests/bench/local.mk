@@ -56,7 +56,8 @@ tests_bench_bench_qemu_SOURCES = tests/bench/bench_qemu.c \
 tests_bench_bench_qemu_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/qemu
 tests_bench_bench_qemu_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_qemu_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
-	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init tests/bench/exec_floor
+	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init \
+	plugins/qemu/msb-qemu-relay tests/bench/exec_floor
 
 BENCHES += tests/bench/bench_conformance
 tests_bench_bench_conformance_SOURCES = tests/bench/bench_conformance.c

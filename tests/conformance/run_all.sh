@@ -98,6 +98,7 @@ agent: $AGENT
 		conform qemu "state_dir: $WORK/qemu
 agent: $AGENT
 init: $B/plugins/qemu/msb-qemu-init
+relay: $B/plugins/qemu/msb-qemu-relay
 guest_dir: $GUEST
 " --run-code-language sh
 	fi
