@@ -173,7 +173,8 @@ static int supervise(const char *plugin, const msb_node *config, msb_conformance
 	int fds[2];
 	msb_error err = MSB_ERROR_INIT;
 	if (pipe2(fds, O_CLOEXEC) != 0) {
-		msb_error_set_errno(&err, MSB_E_OS, errno, "conformance: pipe");
+		msb_error_set_errno(&err, MSB_E_OS, errno, "conformance: cannot make the pipe the "
+				    "kit reports its progress on");
 		int status = msb_cli_fail(&err);
 		msb_error_clear(&err);
 		return status;
@@ -196,7 +197,8 @@ static int supervise(const char *plugin, const msb_node *config, msb_conformance
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
-		msb_error_set_errno(&err, MSB_E_OS, errno, "conformance: fork");
+		msb_error_set_errno(&err, MSB_E_OS, errno, "conformance: cannot fork the process "
+				    "the kit runs in");
 		int status = msb_cli_fail(&err);
 		msb_error_clear(&err);
 		return status;

@@ -22,7 +22,7 @@ static msb_errc land(const char *path, const msb_buf *data, bool force, msb_erro
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
 	if (fd < 0)
 		return msb_error_set_errno(err, errno == EEXIST ? MSB_E_LANDING_EXISTS : MSB_E_OS, errno,
-					   "cannot create '%s'%s", path, errno == EEXIST ? " (use --force to replace it)" : "");
+					   "get: cannot create '%s'%s", path, errno == EEXIST ? " (use --force to replace it)" : "");
 	size_t off = 0;
 	while (off < data->len) {
 		ssize_t n = write(fd, data->data + off, data->len - off);

@@ -21,7 +21,7 @@ static msb_errc slurp(const char *path, msb_buf *buf, msb_error *err)
 	int fd = path[0] == '-' && !path[1] ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return msb_error_set_errno(err, errno == ENOENT ? MSB_E_NOT_FOUND : MSB_E_OS, errno,
-					   "cannot open '%s'", path);
+					   "put: cannot open '%s' to copy it in", path);
 	char chunk[65536];
 	msb_errc rc = MSB_OK;
 	for (ssize_t n; rc == MSB_OK && (n = read(fd, chunk, sizeof chunk)) != 0;)

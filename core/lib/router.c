@@ -178,7 +178,8 @@ msb_errc msb_router_new(msb_backend *const *backends, size_t n_backends,
 				     opt.selected);
 	for (size_t i = 0; i < n_backends; i++)
 		if (!backends[i])
-			return msb_error_set(err, MSB_E_VALUE, "router: backend %zu is NULL", i);
+			return msb_error_set(err, MSB_E_VALUE, "router: backend %zu is NULL; each entry "
+					     "must be a backend opened with msb_backend_open", i);
 
 	msb_router *r = calloc(1, sizeof *r);
 	if (!r)

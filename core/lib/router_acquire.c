@@ -372,7 +372,8 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 	const msb_backend *b = NULL;
 	msb_errc rc;
 	if (!spec) {
-		rc = msb_error_set(err, MSB_E_VALUE, "acquire: no spec given");
+		rc = msb_error_set(err, MSB_E_VALUE, "acquire: no spec given; the spec is the workload "
+				   "the sandbox is acquired for");
 		return rc; /* nothing to describe an event with */
 	}
 	if (!key || !key->scope || !*key->scope || !key->thread_id || !*key->thread_id) {
@@ -384,7 +385,8 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 	if ((rc = msb_spec_validate(spec, err)) || (rc = router_route(router, spec, &b, err)))
 		goto done;
 	if (!b) {
-		rc = msb_error_set(err, MSB_E_NO_BACKEND, "no sandbox backend is configured");
+		rc = msb_error_set(err, MSB_E_NO_BACKEND, "no sandbox backend is configured, so the router "
+				   "has nothing to serve the '%s' workload on", spec->kind);
 		goto done;
 	}
 	msb_scope scope = router_effective_scope(router, spec);

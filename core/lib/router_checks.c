@@ -316,7 +316,8 @@ msb_errc msb_router_ensure_can_serve(msb_router *router, const msb_spec *spec,
 	if (chosen)
 		*chosen = NULL;
 	if (!spec)
-		return msb_error_set(err, MSB_E_VALUE, "ensure_can_serve: no spec given");
+		return msb_error_set(err, MSB_E_VALUE, "ensure_can_serve: no spec given; the spec is "
+				     "the workload whose serving is checked");
 	msb_errc rc = msb_spec_validate(spec, err);
 	if (rc == MSB_OK)
 		rc = router_route(router, spec, &b, err);

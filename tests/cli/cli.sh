@@ -299,7 +299,7 @@ run "$msb" -c "$cfg" --json put shell --scope s --thread t "$tmp/local.txt" a.tx
 expect_out '{"path": "a.txt", "bytes": 6}' "put --json"
 run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp/absent" a.txt; expect_status 1 "put missing local"
 expect_error_line FileNotFoundError "put missing local"
-expect_err "cannot open '$tmp/absent'" "put missing local names the file"
+expect_err "put: cannot open '$tmp/absent'" "put missing local names the file"
 run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp" a.txt; expect_status 1 "put a directory"
 expect_error_line OSError "put a directory"; expect_err "put: cannot read '$tmp' to copy it in" "put a directory"
 run "$msb" -c "$cfg" put shell --scope s --thread t "$tmp/local.txt" ../escape.txt; expect_status 1 "put escaping work_dir"
@@ -371,7 +371,7 @@ YAML
 		cmp -s "$tmp/local.txt" "$tmp/back.txt" || fail "rt get to a file: content differs"
 		run "$msb" -c "$b" get shell $k dir/a.txt "$tmp/back.txt"; expect_status 1 "rt get over an existing file"
 		expect_error_line SandboxLandingExists "rt get refuses to replace"
-		expect_err "cannot create '$tmp/back.txt'" "rt get names the file"; expect_err "(use --force" "rt get says how to replace"
+		expect_err "get: cannot create '$tmp/back.txt'" "rt get names the file"; expect_err "(use --force" "rt get says how to replace"
 		if [ -w /dev/full ]; then
 			run "$msb" -c "$b" get shell $k dir/a.txt /dev/full --force; expect_status 1 "rt get into a full device"
 			expect_error_line OSError "rt get into a full device"; expect_err "get: cannot write '/dev/full'" "rt get names what it could not write"

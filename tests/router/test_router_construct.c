@@ -183,7 +183,7 @@ static void nothing_registered(void **state)
 	msb_key key = { "s", "t", "a", "" };
 	msb_sandbox *sb = NULL;
 	msb_errc rc = msb_router_acquire(r, &key, &spec, &sb, &err);
-	fx_assert_refused(&err, rc, MSB_E_NO_BACKEND, "no sandbox backend is configured");
+	fx_assert_refused(&err, rc, MSB_E_NO_BACKEND, "no sandbox backend is configured", "nothing to serve the");
 	assert_null(sb);
 	msb_router_free(r);
 	/* per_spec over nothing has nothing to route to. */
