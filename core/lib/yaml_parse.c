@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <yaml.h>
 
@@ -438,7 +439,14 @@ msb_errc msb_config_doc_load(const char *path, msb_config_doc **out, msb_error *
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	}
 	yaml_parser_set_input_file(&parser, f);
-	msb_errc rc = doc_read(&parser, path, out, err);
+	/* A directory opens for reading; its first read fails, which libyaml calls "input error". */
+	struct stat st;
+	msb_errc rc = fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)
+			      ? msb_error_set_errno(err, MSB_E_OS, EISDIR, "cannot read configuration '%s'", path)
+			      : doc_read(&parser, path, out, err);
+	if (rc == MSB_E_CONFIG && ferror(f))
+		rc = msb_error_set(err, MSB_E_OS, "cannot read configuration '%s': reading it failed part-way",
+				   path);
 	yaml_parser_delete(&parser);
 	fclose(f);
 	return rc;

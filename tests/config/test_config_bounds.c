@@ -1,8 +1,8 @@
 /*
  * test_config_bounds.c — sandbox.yaml text that once crashed, hung, cut or blew up the reader
  * (found by tests/config/fuzz_config.c and its hand-made extremes), each now refused with
- * MSB_E_CONFIG at its position or read in linear time; and msb_config_parse, the plugin-free
- * reading those run through.
+ * MSB_E_CONFIG at its position or read in linear time; a directory given as the file; and
+ * msb_config_parse, the plugin-free reading those run through.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -223,6 +224,23 @@ static void test_parse_without_plugins(void **state)
 	msb_config_free(cfg);
 }
 
+/* A directory opens for reading: it was "YAML syntax: input error". */
+static void test_directory_refused(void **state)
+{
+	char dir[] = "/tmp/msb-config-bounds-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = msb_config_load(dir, NULL, &cfg, &err);
+	rmdir(dir);
+	assert_int_equal(rc, MSB_E_OS);
+	assert_null(cfg);
+	char words[96];
+	snprintf(words, sizeof words, "cannot read configuration '%s': Is a directory", dir);
+	assert_string_equal(msb_error_message(&err), words);
+	msb_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_expansion_bounded),
 		cmocka_unit_test(test_long_variable_name_whole),
 		cmocka_unit_test(test_parse_without_plugins),
+		cmocka_unit_test(test_directory_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
