@@ -183,8 +183,9 @@ static int spawn_child(void *arg)
 static pid_t spawn(spawn_args *a, char **stacks)
 {
 	*stacks = NULL;
-#if defined(__SANITIZE_THREAD__)
-	/* ThreadSanitizer takes a memory-sharing child for a thread and aborts on its fork. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	/* ThreadSanitizer takes a memory-sharing child for a thread and aborts on its fork;
+	 * AddressSanitizer takes its stack for a stray one and warns it may report falsely. */
 	a->share_vm = false;
 #else
 	a->share_vm = geteuid() == 0 && (*stacks = malloc(2 * SPAWN_STACK)) != NULL;
