@@ -308,8 +308,9 @@ static msb_errc start(msb_sandbox *sb, const char *rel, const char *dir, const c
 			    30, &res, err);
 	if (!rc && res.exit_code != 0)
 		rc = msb_error_set(err, MSB_E_BACKEND,
-				   "host-tool calls over exec: the launcher could not be started (exit %d)",
-				   res.exit_code);
+				   "host-tool calls over exec: the launcher could not be started in '%s' "
+				   "(exit %d), so the program never ran",
+				   dir, res.exit_code);
 	msb_exec_result_free(&res);
 	return rc;
 }

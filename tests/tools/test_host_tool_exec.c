@@ -328,6 +328,32 @@ static void refusals_before_anything_runs(void **state)
 	msb_sandbox_release(sb);
 }
 
+/* The run directory is the host's to lay out: a file where the launcher's calls/ goes stops it. */
+static void a_launcher_that_cannot_start_is_refused(void **state)
+{
+	world *w = *state;
+	msb_error err = MSB_ERROR_INIT;
+	msb_sandbox *sb = NULL;
+	msb_key key = { "conv", "t1", "", "" };
+	assert_int_equal(msb_router_acquire(w->router, &key, &w->spec, &sb, &err), MSB_OK);
+	assert_int_equal(msb_sandbox_write_file(sb, "blocked/run/calls", "x", 1, NULL, &err), MSB_OK);
+	msb_host_tool_run *run = NULL;
+	assert_int_equal(msb_host_tool_run_new(w->tools, NULL, NULL, &run, &err), MSB_OK);
+	msb_host_tool_calls_result r;
+	const char *argv[] = { "true", NULL };
+	assert_int_equal(msb_host_tool_calls_over_exec(sb, run, "/msb/work/blocked", argv, 5, &r, &err),
+			 MSB_E_BACKEND);
+	const char *m = msb_error_message(&err);
+	if (!strstr(m, "host-tool calls over exec: the launcher could not be started in '/msb/work/blocked/run'") ||
+	    !strstr(m, "so the program never ran"))
+		fail_msg("%s", m);
+	assert_true(r.cleaned);
+	msb_host_tool_calls_result_free(&r);
+	msb_error_clear(&err);
+	msb_host_tool_run_free(run);
+	msb_sandbox_release(sb);
+}
+
 int main(void)
 {
 	if (access(MSB_TEST_AGENT, X_OK) != 0) {
@@ -337,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(program_calls_the_host),
 		cmocka_unit_test(overrun_is_signalled),
+		cmocka_unit_test(a_launcher_that_cannot_start_is_refused),
 		cmocka_unit_test(endless_requests_do_not_outlive_the_bound),
 		cmocka_unit_test(requests_without_the_shim_are_served_the_same),
 		cmocka_unit_test(a_rewritten_pid_is_not_signalled),
