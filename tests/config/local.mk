@@ -29,8 +29,7 @@ fuzz-config: $(top_srcdir)/tests/config/fuzz_config.c $(FUZZ_CONFIG_LIB_SRCS:%=$
 		$(top_srcdir)/tests/config/fuzz_seeds/*.yaml tests/config/fuzz_config_corpus/
 	srcs=; for f in $(FUZZ_CONFIG_LIB_SRCS); do \
 		case $$f in *.c) srcs="$$srcs $(top_srcdir)/$$f";; esac; done; \
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		$(AM_CPPFLAGS) -I$(top_srcdir)/core/lib \
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(AM_CPPFLAGS) -I$(top_srcdir)/core/lib \
 		$(YAML_CFLAGS) $(FFI_CFLAGS) $(top_srcdir)/tests/config/fuzz_config.c $$srcs \
 		$(YAML_LIBS) $(UNISTRING_LIBS) $(FFI_LIBS) $(SECCOMP_LIBS) $(PTHREAD_LIBS) $(LIBS) -lm \
 		-o tests/config/fuzz_config
