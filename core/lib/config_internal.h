@@ -129,7 +129,8 @@ msb_errc msb_config_open_backends(msb_config *cfg, const msb_host *host, msb_err
 
 /*
  * Replace ${VAR} in `text` (refusing an unset or malformed one at `at`); $${ is a literal ${.
- * A result longer than `max` bytes is refused (an expansion multiplies what the file says).
+ * `len` <= `max`; a result longer than `max` bytes is refused (an expansion multiplies what
+ * the file says).
  */
 msb_errc msb_yaml_expand(msb_arena *arena, const msb_node *at, const char *text, size_t len,
 			 size_t max, char **out, size_t *out_len, int *expanded, msb_error *err);

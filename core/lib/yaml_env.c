@@ -40,8 +40,8 @@ static bool grow_append(char **buf, size_t *len, size_t *cap, const char *s, siz
 static msb_errc refuse_too_long(const msb_node *at, size_t max, msb_error *err)
 {
 	return msb_config_refuse(err, at,
-				 "value refused: it would take the document past the %u MiB a parsed "
-				 "sandbox.yaml may hold (%zu bytes were left; ${VAR} expansions count)",
+				 "value refused: its ${VAR} expansions would take the document past the "
+				 "%u MiB a parsed sandbox.yaml may hold (%zu bytes were left)",
 				 (unsigned)(MSB_CONFIG_MAX_TREE >> 20), max);
 }
 
@@ -49,8 +49,6 @@ msb_errc msb_yaml_expand(msb_arena *arena, const msb_node *at, const char *text,
 			 size_t max, char **out, size_t *out_len, int *expanded, msb_error *err)
 {
 	*expanded = 0;
-	if (len > max)
-		return refuse_too_long(at, max, err);
 	if (!memchr(text, '$', len)) {
 		*out = msb_arena_strndup(arena, text, len);
 		*out_len = len;

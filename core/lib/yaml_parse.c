@@ -110,6 +110,15 @@ static const char *child_path(reader *r, const char *parent, const char *key)
 
 static msb_errc parse_node(reader *r, yaml_event_t *ev, const char *path, int depth, msb_node **out);
 
+static msb_errc refuse_budget(reader *r, const msb_node *at)
+{
+	return msb_config_refuse(r->err, at,
+				 "the document passes the %u MiB a parsed sandbox.yaml may hold (values, "
+				 "nodes and key paths, which repeat every parent key: long keys nested deep "
+				 "over long sequences multiply)",
+				 (unsigned)(MSB_CONFIG_MAX_TREE >> 20));
+}
+
 /* A growable array of pointers or pairs, copied into the arena once complete. */
 typedef struct vec {
 	void *data;
@@ -225,6 +234,8 @@ static msb_errc parse_scalar(reader *r, yaml_event_t *ev, const char *path, msb_
 	int expanded;
 	size_t used = msb_arena_total(r->arena);
 	size_t left = used < MSB_CONFIG_MAX_TREE ? MSB_CONFIG_MAX_TREE - used : 0;
+	if (ev->data.scalar.length >= left)
+		return refuse_budget(r, n);
 	rc = msb_yaml_expand(r->arena, n, (const char *)ev->data.scalar.value, ev->data.scalar.length,
 			     left, &text, &len, &expanded, r->err);
 	if (rc != MSB_OK)
@@ -335,11 +346,7 @@ static msb_errc parse_node(reader *r, yaml_event_t *ev, const char *path, int de
 	if (depth > MSB_CONFIG_MAX_DEPTH)
 		return msb_config_refuse(r->err, &at, "nested deeper than %d levels", MSB_CONFIG_MAX_DEPTH);
 	if (msb_arena_total(r->arena) > MSB_CONFIG_MAX_TREE)
-		return msb_config_refuse(r->err, &at,
-					 "the document passes the %u MiB a parsed sandbox.yaml may hold (values, "
-					 "nodes and key paths, which repeat every parent key: long keys nested deep "
-					 "over long sequences multiply)",
-					 (unsigned)(MSB_CONFIG_MAX_TREE >> 20));
+		return refuse_budget(r, &at);
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
 		return parse_scalar(r, ev, path, out);
