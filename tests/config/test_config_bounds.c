@@ -1,8 +1,8 @@
 /*
  * test_config_bounds.c — sandbox.yaml text that once crashed, hung, cut or blew up the reader
  * (found by tests/config/fuzz_config.c and its hand-made extremes), each now refused with
- * MSB_E_CONFIG at its position or read in linear time; a directory given as the file; and
- * msb_config_parse, the plugin-free reading those run through.
+ * MSB_E_CONFIG at its position or read in linear time (plugin_path included); a directory
+ * given as the file; and msb_config_parse, the plugin-free reading those run through.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -224,6 +224,25 @@ static void test_parse_without_plugins(void **state)
 	msb_config_free(cfg);
 }
 
+/* Was quadratic in memory: 30,000 one-letter entries took 2.3 GB. */
+static void test_plugin_path_linear(void **state)
+{
+	text t = { 0 };
+	put(&t, "version: 1\nbackends: [{plugin: x}]\nplugin_path: [/abs");
+	for (int i = 0; i < 100000; i++)
+		put(&t, ", d");
+	put(&t, "]\n");
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	if (msb_config_parse(t.s, t.len, "/etc/msb/sandbox.yaml", NULL, &cfg, &err) != MSB_OK)
+		fail_msg("%.300s", msb_error_message(&err));
+	const char *joined = msb_config_plugin_path(cfg);
+	assert_int_equal(strlen(joined), strlen("/abs") + 100000 * strlen(":/etc/msb/d"));
+	assert_int_equal(strncmp(joined, "/abs:/etc/msb/d:/etc/msb/d:", 27), 0);
+	msb_config_free(cfg);
+	free(t.s);
+}
+
 /* A directory opens for reading: it was "YAML syntax: input error". */
 static void test_directory_refused(void **state)
 {
@@ -252,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_expansion_bounded),
 		cmocka_unit_test(test_long_variable_name_whole),
 		cmocka_unit_test(test_parse_without_plugins),
+		cmocka_unit_test(test_plugin_path_linear),
 		cmocka_unit_test(test_directory_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
