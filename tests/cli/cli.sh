@@ -98,7 +98,7 @@ usage_refused() { # WORDS CMD ARGS…
 	run "$msb" -c "$cfg" "$@"; expect_status 2 "$c $*"
 	expect_err "msb $c: $words" "$c usage"; expect_err "(try 'msb $c --help')" "$c usage"
 }
-for c in check plugins route exec run-code put get ls rm collect dispose; do
+for c in check plugins route exec run-code put get ls rm collect dispose conformance; do
 	usage_refused "unknown option" "$c" --bogus
 done
 k="--scope s --thread t"
