@@ -144,7 +144,8 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 		/* run --detach: create and start in one runsc invocation, returning at once. */
 		const char *args[] = { "run", "--detach", "--bundle", bundle, "--pid-file", pid_file,
 				       box->name, NULL };
-		rc = gvisor_runsc_reaped(ctx, runsc_root, cg, args, log, RUNSC_TIMEOUT, &status, err);
+		rc = gvisor_runsc_reaped(ctx, runsc_root, cg, args, log, box->config->agent_path,
+					 RUNSC_TIMEOUT, &status, err);
 		if (rc == MSB_OK && status != 0)
 			rc = runsc_failed(box, "run --detach", status, log, err);
 	}

@@ -57,11 +57,13 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
  * It runs under a reaper daemon of its own: `runsc run --detach` leaves the sandbox and
  * gofer processes behind, and on a host whose init reaps late or never (a container's PID 1
  * often does) they would stay zombies once killed. The reaper is a child subreaper outside
- * the cgroup: they become its children, and it reaps them and exits.
+ * the cgroup: they become its children, and it reaps them and exits. It does that as
+ * `reap_with --reap` (msb-agent; NULL: in the forked reaper itself), a small static program
+ * instead of a fork of the host, which would pin a copy of every page the host writes.
  */
 msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, const msb_cgroup *cg,
-			     const char *const *args, const char *log, double timeout, int *status,
-			     msb_error *err);
+			     const char *const *args, const char *log, const char *reap_with,
+			     double timeout, int *status, msb_error *err);
 
 /*
  * The boundary's stop: kill everything in the sandbox's cgroup (<box->dir>/cgroup lists it)

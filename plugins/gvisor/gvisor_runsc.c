@@ -74,11 +74,22 @@ static void place_fds(const char *log)
  * It is a child subreaper, so the sandbox and gofer processes `runsc run --detach` leaves
  * behind become its children. runsc is born inside `cg`; the reaper stays outside (it is
  * msb's, and only reaps). It reports runsc's pid, its status and the errno of a cgroup join
- * that failed (0: none) on `rep`, then reaps until nothing is left.
+ * that failed (0: none) on `rep`, then reaps until nothing is left — as `reap_with --reap`
+ * (msb-agent) when it can exec it: the reaper lives as long as the sandbox, and as a fork of
+ * the host it would keep a copy of every page the host writes meanwhile. It holds none of
+ * the host's files, its standard ones included (a host's stdout kept open by a sandbox would
+ * keep whoever reads it waiting).
  */
-static void reaper(const char *const *argv, const char *log, const msb_cgroup *cg, int rep)
+static void reaper(const char *const *argv, const char *log, const msb_cgroup *cg, int rep,
+		   const char *reap_with)
 {
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
 	int keep = fcntl(rep, F_DUPFD_CLOEXEC, 3);
 	close_range(3, (unsigned)keep - 1, 0);
 	close_range((unsigned)keep + 1, ~0u, 0);
@@ -111,14 +122,20 @@ static void reaper(const char *const *argv, const char *log, const msb_cgroup *c
 		close(joined[0]);
 	}
 	close(keep);
+	close_range(3, ~0u, 0);
+	if (reap_with) {
+		char *const reap_argv[] = { (char *)reap_with, "--reap", NULL };
+		char *const no_env[] = { NULL };
+		execve(reap_with, reap_argv, no_env);
+	}
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
 	_exit(0);
 }
 
 msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, const msb_cgroup *cg,
-			     const char *const *args, const char *log, double timeout, int *status,
-			     msb_error *err)
+			     const char *const *args, const char *log, const char *reap_with,
+			     double timeout, int *status, msb_error *err)
 {
 	char root[4200], platform[64];
 	const char *argv[MAX_ARGS];
@@ -131,7 +148,7 @@ msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, cons
 		close(rep[0]);
 		setsid();
 		if (fork() == 0)
-			reaper(argv, log, cg, rep[1]);
+			reaper(argv, log, cg, rep[1], reap_with);
 		_exit(0);
 	}
 	close(rep[1]);

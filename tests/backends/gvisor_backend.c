@@ -339,6 +339,67 @@ static void every_runsc_process_is_inside_the_limits(void **state)
 	assert_int_equal(max, 4160);
 }
 
+/* /proc/PID/status's VmRSS in KiB, -1 when unreadable. */
+static long rss_kib(long pid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long kib = -1;
+	while (kib < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) != 1)
+			kib = -1;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * The reaper of `runsc run --detach` lives as long as its sandbox. Left a fork of the host,
+ * it would keep a copy of every page the host writes meanwhile, and the host's standard
+ * files open (a reader of the host's stdout would wait for the sandbox's end). It execs
+ * `msb-agent --reap` with /dev/null on 0, 1 and 2. It is the sandbox process's parent (the
+ * subreaper it was reparented to when runsc exited).
+ */
+static void the_reaper_holds_nothing_of_the_host(void **state)
+{
+	(void)state;
+	size_t n = 64u << 20;
+	char *mem = malloc(n);
+	assert_non_null(mem);
+	memset(mem, 1, n);
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "reaper", NULL);
+	assert_non_null(h);
+	memset(mem, 2, n);
+	char path[64], stat[512] = "", fd[3][64] = { "", "", "" };
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)backend_recorded(h, "agent.pid"));
+	FILE *f = fopen(path, "re");
+	long reaper = 0;
+	if (f) {
+		if (fgets(stat, sizeof stat, f))
+			sscanf(strrchr(stat, ')') + 2, "%*c %ld", &reaper);
+		fclose(f);
+	}
+	long kib = rss_kib(reaper);
+	for (int tries = 0; kib >= 16 * 1024 && tries < 200; tries++) {
+		usleep(10000);
+		kib = rss_kib(reaper);
+	}
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "/proc/%ld/fd/%d", reaper, i);
+		ssize_t got = readlink(path, fd[i], sizeof fd[i] - 1);
+		fd[i][got > 0 ? got : 0] = '\0';
+	}
+	free(mem);
+	fx.ops->release(h);
+	backend_dispose(&fx, "reaper", NULL);
+	assert_true(reaper > 1);
+	assert_true(kib > 0 && kib < 16 * 1024);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(fd[i], "/dev/null");
+}
+
 /*
  * Disposal verifies what it ends, and a step that did not land is a DisposalFailure, never
  * a success: a mount left in the sandbox's directory (here one the test makes in msb's own
@@ -582,6 +643,7 @@ int main(void)
 		cmocka_unit_test(call_scope_vm_is_its_own_and_dispose_leaves_nothing),
 		cmocka_unit_test(a_dead_sandbox_is_replaced_and_disposed),
 		cmocka_unit_test(every_runsc_process_is_inside_the_limits),
+		cmocka_unit_test(the_reaper_holds_nothing_of_the_host),
 		cmocka_unit_test(the_smallest_accepted_pids_runs),
 		cmocka_unit_test(a_disposal_that_leaves_a_mount_is_reported),
 		cmocka_unit_test(a_sandbox_of_an_earlier_version_is_not_reported_gone),
