@@ -222,6 +222,14 @@ const char *msb_agent_type_name(uint16_t type);
  * filesystem. --ready-fd gets one byte and is closed once the agent listens. The agent makes
  * itself a child subreaper, so a command's daemon that escapes its process group is still
  * the agent's to kill at SHUTDOWN.
+ *
+ *   msb-agent --reap
+ *
+ * is another job for the same binary, on the host: what a launcher's resident process
+ * execs once it has started its engine (bwrap's keeper, gVisor's reaper). It reaps every
+ * child, and as a child subreaper (which the caller sets; exec keeps it) every orphan below
+ * it, until none is left, then exits 0. A resident process that stays a fork of the host
+ * would keep a copy of every page the host writes for as long as the sandbox lives.
  */
 typedef struct msb_agent_rlimits {
 	uint64_t cpu_seconds;  /* 0: not set */
