@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/un.h>
 #include <termios.h>
 
@@ -345,6 +346,47 @@ static void test_shutdown_kills_escaped_daemon(void **state)
 	assert_true(fixture_wait_gone((pid_t)daemon, 2000));
 }
 
+/*
+ * msb-agent --reap, what a launcher's resident process execs: it waits for its children
+ * and, as a child subreaper, for the orphans below it, and exits 0 only once none is left.
+ * The orphan writes a byte just before it exits, after the direct child is long gone: a
+ * reaper that waited only for its children would exit before the byte is there.
+ */
+static void test_reap_mode_outlasts_every_descendant(void **state)
+{
+	(void)state;
+	int pipefd[2];
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	pid_t reaper = fork();
+	assert_true(reaper >= 0);
+	if (reaper == 0) {
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		if (fork() == 0) {
+			fixture_sleep_ms(50);
+			_exit(0);
+		}
+		if (fork() == 0) {
+			if (fork() == 0) {
+				fixture_sleep_ms(300);
+				_exit(write(pipefd[1], "o", 1) == 1 ? 0 : 1);
+			}
+			_exit(0);
+		}
+		execl(AGENT_BINARY, AGENT_BINARY, "--reap", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	int status;
+	assert_int_equal(waitpid(reaper, &status, 0), reaper);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(fcntl(pipefd[0], F_SETFL, O_NONBLOCK), 0);
+	char b = 0;
+	assert_int_equal(read(pipefd[0], &b, 1), 1);
+	assert_int_equal(b, 'o');
+	close(pipefd[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_device_mode),
 		cmocka_unit_test(test_concurrent_requests),
 		cmocka_unit_test(test_files_through_alias),
+		cmocka_unit_test(test_reap_mode_outlasts_every_descendant),
 		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
 	};
 	return cmocka_run_group_tests(tests, setup, agent_session_teardown);
