@@ -1,8 +1,9 @@
 /*
  * misbehaving.c — a test-only backend that breaks the plugin contract in the two ways the
  * host cannot rule out by reading the descriptor: an init that fails without a word
- * (`silent_init: true`), and an acquire that reports success and hands back no sandbox.
- * The host must refuse both itself, naming the backend, rather than pass on silence or NULL.
+ * (`silent_init: true`), an acquire that reports success and hands back no sandbox, and a
+ * dispose or purge that reports a failure and says nothing about it. The host must supply
+ * the sentence itself, naming the backend, rather than pass on silence or NULL.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,6 +35,20 @@ static msb_errc misbehaving_acquire(msb_backend_instance *self, const msb_key *k
 	return MSB_OK;
 }
 
+static bool misbehaving_dispose(msb_backend_instance *self, const msb_key *key,
+				msb_disposal_failure *failure)
+{
+	failure->code = MSB_DISPOSAL_UNKNOWN;
+	return true;
+}
+
+static void misbehaving_dispose_scope(msb_backend_instance *self, const char *scope,
+				      const char *thread_id, msb_scope_purge *purge)
+{
+	purge->has_undisposed = true;
+	purge->undisposed.code = MSB_DISPOSAL_UNKNOWN;
+}
+
 MSB_EXPORT extern const struct msb_backend_v27 msb_backend_v27;
 const struct msb_backend_v27 msb_backend_v27 = {
 	.magic = MSB_BACKEND_MAGIC,
@@ -45,4 +60,6 @@ const struct msb_backend_v27 msb_backend_v27 = {
 	FIXTURE_OPS,
 	.init = misbehaving_init,
 	.acquire = misbehaving_acquire,
+	.dispose = misbehaving_dispose,
+	.dispose_scope = misbehaving_dispose_scope,
 };

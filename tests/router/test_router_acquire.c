@@ -120,6 +120,21 @@ static void a_backend_breaking_the_contract_is_refused_by_the_host(void **state)
 	fx_assert_refused(&err, msb_router_acquire(r, &key, &spec, &sb, &err), MSB_E_BACKEND,
 			  "sandbox backend 'misbehaving'", "reported success from acquire and returned no sandbox");
 	assert_null(sb);
+	/* A failed disposal reported without a word is said by the router, naming the backend. */
+	msb_disposal_failure failure = { MSB_DISPOSAL_UNKNOWN, NULL };
+	assert_false(msb_router_dispose(r, &key, &failure));
+	if (!failure.detail || !strstr(failure.detail, "sandbox backend 'misbehaving' reported a failed delete "
+						       "and said nothing more"))
+		fail_msg("dispose: %s", failure.detail ? failure.detail : "(none)");
+	msb_disposal_failure_free(&failure);
+	msb_scope_purge purge = { 0 };
+	msb_router_dispose_scope(r, "s", "t", &purge);
+	assert_true(purge.has_undisposed);
+	if (!purge.undisposed.detail ||
+	    !strstr(purge.undisposed.detail, "sandbox backend 'misbehaving' left sandboxes of the conversation "
+					     "and said nothing more"))
+		fail_msg("dispose_scope: %s", purge.undisposed.detail ? purge.undisposed.detail : "(none)");
+	msb_scope_purge_free(&purge);
 	msb_router_free(r);
 
 	const msb_plugin *p = NULL;
