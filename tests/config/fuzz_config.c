@@ -5,8 +5,10 @@
  * msb_config_load does before it loads a plugin (msb_config_parse).
  *
  * Built only on demand (`make fuzz-config`, needs clang with libFuzzer); run with
- * `tests/config/fuzz_config -max_total_time=300 corpus/`, the corpus seeded by the rule
- * from conf/ (see tests/config/local.mk).
+ * `tests/config/fuzz_config -max_total_time=300 tests/config/fuzz_config_corpus`, a
+ * directory the rule seeds from conf/ and tests/config/fuzz_seeds/. libFuzzer's inputs stay
+ * a few KiB, so the size extremes (depth, many keys, long paths, long expansions) are
+ * written out by hand in test_config_bounds.c instead.
  *
  * Beyond "no crash, no leak", every refusal is held to the reader's promise: a known code,
  * a non-empty message, and for MSB_E_CONFIG the "file:line:column:" of the place refused.
