@@ -208,10 +208,9 @@ msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
 	kill_all(cg, deadline);
 	/* Exiting takes the kernel a moment; a member killed above may still be listed. A task
 	 * leaves every hierarchy at once, so the v2 directory's word covers the v1 ones. */
-	if (v2)
-		v2_wait_empty(v2, &watch, deadline);
+	bool empty = v2 && v2_wait_empty(v2, &watch, deadline);
 	unwatch(&watch);
-	for (size_t i = 0; i < cg->len; i++) {
+	for (size_t i = 0; i < cg->len && !empty; i++) {
 		long us = 100;
 		while (populated(&cg->dirs[i]) && now() < deadline) {
 			kill_members(&cg->dirs[i]);
