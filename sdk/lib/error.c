@@ -69,6 +69,44 @@ msb_errc msb_errc_from_name(const char *name)
 	return MSB_E__COUNT;
 }
 
+/*
+ * A control character in a message is written as an escape (\n, \t, \x1b, \u009b): a
+ * message quotes what others wrote — a sandbox.yaml value, a guest's file name, an agent's
+ * reply — and is then printed on an operator's terminal, where an escape sequence would be
+ * obeyed, not read. C0 controls, DEL, and C1 controls in their UTF-8 form (C2 80..9F) are
+ * escaped; everything else, other UTF-8 included, is kept. The message is replaced in place;
+ * on allocation failure it is kept as it was.
+ */
+static void escape_controls(char **message)
+{
+	const unsigned char *m = (const unsigned char *)*message;
+	size_t extra = 0;
+	for (size_t i = 0; m && m[i]; i++)
+		if (m[i] < 0x20 || m[i] == 0x7f || (m[i] == 0xc2 && m[i + 1] >= 0x80 && m[i + 1] <= 0x9f))
+			extra += 5;
+	if (!extra)
+		return;
+	size_t len = strlen(*message);
+	char *out = malloc(len + extra + 1), *w = out;
+	if (!out)
+		return;
+	for (size_t i = 0; i < len; i++) {
+		if (m[i] == '\n' || m[i] == '\t') {
+			*w++ = '\\';
+			*w++ = m[i] == '\n' ? 'n' : 't';
+		} else if (m[i] < 0x20 || m[i] == 0x7f) {
+			w += sprintf(w, "\\x%02x", m[i]);
+		} else if (m[i] == 0xc2 && m[i + 1] >= 0x80 && m[i + 1] <= 0x9f) {
+			w += sprintf(w, "\\u%04x", m[++i]);
+		} else {
+			*w++ = (char)m[i];
+		}
+	}
+	*w = '\0';
+	free(*message);
+	*message = out;
+}
+
 msb_errc msb_error_vset(msb_error *err, msb_errc code, const char *fmt, va_list ap)
 {
 	if (!err)
@@ -78,6 +116,7 @@ msb_errc msb_error_vset(msb_error *err, msb_errc code, const char *fmt, va_list 
 	err->code = code;
 	if (vasprintf(&err->message, fmt, ap) < 0)
 		err->message = NULL;
+	escape_controls(&err->message);
 	return code;
 }
 
@@ -118,6 +157,7 @@ msb_errc msb_error_prefix(msb_error *err, const char *fmt, ...)
 	if (n >= 0 && asprintf(&joined, "%s%s", prefix, msb_error_message(err)) >= 0) {
 		free(err->message);
 		err->message = joined;
+		escape_controls(&err->message);
 	}
 	if (n >= 0)
 		free(prefix);

@@ -143,6 +143,26 @@ static void error_set_prefix_move_clear(void **state)
 	assert_int_equal(other.code, MSB_OK);
 }
 
+/*
+ * A message quotes what others wrote and is printed on a terminal: control characters come
+ * out escaped, through set and prefix alike, and other UTF-8 is kept.
+ */
+static void control_characters_in_a_message_are_escaped(void **state)
+{
+	(void)state;
+	msb_error err = MSB_ERROR_INIT;
+	msb_error_set(&err, MSB_E_CONFIG, "key %s is unknown", "a\x1b[31mred\x07\nline\tx\x7f");
+	assert_string_equal(msb_error_message(&err), "key a\\x1b[31mred\\x07\\nline\\tx\\x7f is unknown");
+	msb_error_prefix(&err, "from %s: ", "\xc2\x9b" "2J caf\xc3\xa9");
+	assert_string_equal(msb_error_message(&err),
+			    "from \\u009b2J caf\xc3\xa9: key a\\x1b[31mred\\x07\\nline\\tx\\x7f is unknown");
+	assert_int_equal(err.code, MSB_E_CONFIG);
+	msb_error_clear(&err);
+	msb_error_set(&err, MSB_E_VALUE, "%s", "plain words, ünïcode kept");
+	assert_string_equal(msb_error_message(&err), "plain words, ünïcode kept");
+	msb_error_clear(&err);
+}
+
 static void spec_defaults_are_the_seeds(void **state)
 {
 	(void)state;
@@ -332,6 +352,7 @@ int main(void)
 		cmocka_unit_test(sets_refuse_duplicates_and_format_in_axis_order),
 		cmocka_unit_test(error_names_are_the_seeds),
 		cmocka_unit_test(error_set_prefix_move_clear),
+		cmocka_unit_test(control_characters_in_a_message_are_escaped),
 		cmocka_unit_test(spec_defaults_are_the_seeds),
 		cmocka_unit_test(spec_egress_allow_needs_allowlist),
 		cmocka_unit_test(spec_other_refusals),
