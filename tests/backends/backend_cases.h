@@ -91,6 +91,56 @@ static inline pid_t backend_recorded(const msb_sandbox_handle *h, const char *fi
 }
 
 /*
+ * The sandbox of `thread`, acquired between two writes of the same 64 MiB of the host's
+ * (`*mem`, freed by the caller): a process forked from the host during the acquire and
+ * still alive afterwards holds a copy of every page of the second write. NULL: no sandbox.
+ */
+static inline msb_sandbox_handle *backend_acquire_while_host_writes(backend_fixture *f,
+								   const msb_spec *spec,
+								   const char *thread, char **mem)
+{
+	size_t n = 64u << 20;
+	*mem = malloc(n);
+	if (!*mem)
+		return NULL;
+	memset(*mem, 1, n);
+	msb_sandbox_handle *h = backend_acquire(f, spec, thread, NULL);
+	memset(*mem, 2, n);
+	return h;
+}
+
+/* A process's resident set in KiB, from /proc/PID/status; -1 when it has none. */
+static inline long backend_rss_kib(long pid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	FILE *f = fopen(path, "re");
+	long kib = -1;
+	while (f && kib < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) != 1)
+			kib = -1;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * backend_rss_kib once it is under `below` KiB, waiting up to 2 s: a launcher's resident
+ * process execs its small program a moment after the launch has returned. The last reading
+ * when it never gets there.
+ */
+static inline long backend_rss_kib_settled(long pid, long below)
+{
+	long kib = backend_rss_kib(pid);
+	for (int tries = 0; kib >= below && tries < 200; tries++) {
+		struct timespec ts = { 0, 10 * 1000000L };
+		nanosleep(&ts, NULL);
+		kib = backend_rss_kib(pid);
+	}
+	return kib;
+}
+
+/*
  * The group setup: `spec` a "code" spec, the plugin opened with `extra` config lines, and
  * `shared` the sandbox of thread "shared". -1 when either fails (saying why).
  */

@@ -325,21 +325,6 @@ static long keeper_of(msb_sandbox_handle *h)
 	return keeper;
 }
 
-/* The keeper's resident set in KiB, from /proc/PID/status. */
-static long rss_kib(long pid)
-{
-	char path[64], line[128];
-	snprintf(path, sizeof path, "/proc/%ld/status", pid);
-	FILE *f = fopen(path, "re");
-	assert_non_null(f);
-	long kib = -1;
-	while (kib < 0 && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) != 1)
-			kib = -1;
-	fclose(f);
-	return kib;
-}
-
 /*
  * The keeper lives as long as the sandbox. Left a fork of the host, it would keep a copy of
  * every page the host writes after the acquire: a host that rewrites 64 MiB would leave each
@@ -349,17 +334,10 @@ static long rss_kib(long pid)
 static void keeper_does_not_pin_host_memory(void **state)
 {
 	(void)state;
-	size_t n = 64u << 20;
-	char *mem = malloc(n);
-	assert_non_null(mem);
-	memset(mem, 1, n);
-	msb_sandbox_handle *h = acquire("pin", NULL);
-	memset(mem, 2, n);
-	long keeper = keeper_of(h), kib = rss_kib(keeper);
-	for (int tries = 0; kib >= 16 * 1024 && tries < 200; tries++) {
-		usleep(10000);
-		kib = rss_kib(keeper);
-	}
+	char *mem = NULL;
+	msb_sandbox_handle *h = backend_acquire_while_host_writes(&fx, &spec, "pin", &mem);
+	assert_non_null(h);
+	long kib = backend_rss_kib_settled(keeper_of(h), 16 * 1024);
 	free(mem);
 	fx.ops->release(h);
 	backend_dispose(&fx, "pin", NULL);

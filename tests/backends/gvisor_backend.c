@@ -339,22 +339,6 @@ static void every_runsc_process_is_inside_the_limits(void **state)
 	assert_int_equal(max, 4160);
 }
 
-/* /proc/PID/status's VmRSS in KiB, -1 when unreadable. */
-static long rss_kib(long pid)
-{
-	char path[64], line[128];
-	snprintf(path, sizeof path, "/proc/%ld/status", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	long kib = -1;
-	while (kib < 0 && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) != 1)
-			kib = -1;
-	fclose(f);
-	return kib;
-}
-
 /*
  * The reaper of `runsc run --detach` lives as long as its sandbox. Left a fork of the host,
  * it would keep a copy of every page the host writes meanwhile, and the host's standard
@@ -365,13 +349,9 @@ static long rss_kib(long pid)
 static void the_reaper_holds_nothing_of_the_host(void **state)
 {
 	(void)state;
-	size_t n = 64u << 20;
-	char *mem = malloc(n);
-	assert_non_null(mem);
-	memset(mem, 1, n);
-	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "reaper", NULL);
+	char *mem = NULL;
+	msb_sandbox_handle *h = backend_acquire_while_host_writes(&fx, &spec, "reaper", &mem);
 	assert_non_null(h);
-	memset(mem, 2, n);
 	char path[64], stat[512] = "", fd[3][64] = { "", "", "" };
 	snprintf(path, sizeof path, "/proc/%ld/stat", (long)backend_recorded(h, "agent.pid"));
 	FILE *f = fopen(path, "re");
@@ -381,11 +361,7 @@ static void the_reaper_holds_nothing_of_the_host(void **state)
 			sscanf(strrchr(stat, ')') + 2, "%*c %ld", &reaper);
 		fclose(f);
 	}
-	long kib = rss_kib(reaper);
-	for (int tries = 0; kib >= 16 * 1024 && tries < 200; tries++) {
-		usleep(10000);
-		kib = rss_kib(reaper);
-	}
+	long kib = backend_rss_kib_settled(reaper, 16 * 1024);
 	for (int i = 0; i < 3; i++) {
 		snprintf(path, sizeof path, "/proc/%ld/fd/%d", reaper, i);
 		ssize_t got = readlink(path, fd[i], sizeof fd[i] - 1);

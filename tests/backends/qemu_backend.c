@@ -376,21 +376,6 @@ static void a_dead_vm_is_replaced_and_disposed(void **state)
 	assert_false(msb_driver_pid_running(second));
 }
 
-/* A process's resident set in KiB, from /proc/PID/status; -1 when it has none. */
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[128];
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-	FILE *f = fopen(path, "re");
-	long kib = -1;
-	while (f && kib < 0 && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) != 1)
-			kib = -1;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 /*
  * The relay lives as long as its VM. Left a fork of the host, it would keep a copy of every
  * page the host writes after the acquire: a host that rewrites 64 MiB would leave each VM's
@@ -399,14 +384,10 @@ static long rss_kib(pid_t pid)
 static void relay_does_not_pin_host_memory(void **state)
 {
 	(void)state;
-	size_t n = 64u << 20;
-	char *mem = malloc(n);
-	assert_non_null(mem);
-	memset(mem, 1, n);
-	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "pin", NULL);
-	memset(mem, 2, n);
+	char *mem = NULL;
+	msb_sandbox_handle *h = backend_acquire_while_host_writes(&fx, &spec, "pin", &mem);
 	pid_t relay = h ? backend_recorded(h, "relay.pid") : -1;
-	long kib = relay > 0 ? rss_kib(relay) : -1;
+	long kib = relay > 0 ? backend_rss_kib(relay) : -1;
 	char path[64], exe[4096] = "";
 	snprintf(path, sizeof path, "/proc/%ld/exe", (long)relay);
 	ssize_t len = relay > 0 ? readlink(path, exe, sizeof exe - 1) : -1;
