@@ -8,7 +8,8 @@ sdk_libmsb_sdk_la_SOURCES = \
 	sdk/lib/disposal.c \
 	sdk/lib/spec.c \
 	sdk/lib/node.c \
-	sdk/lib/image.c
+	sdk/lib/image.c \
+	sdk/lib/spawn.c
 sdk_libmsb_sdk_la_LIBADD = -lm
 sdk_libmsb_sdk_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
 
@@ -18,7 +19,8 @@ msbinclude_HEADERS += \
 	sdk/include/msb/types.h \
 	sdk/include/msb/node.h \
 	sdk/include/msb/backend.h \
-	sdk/include/msb/image.h
+	sdk/include/msb/image.h \
+	sdk/include/msb/spawn.h
 
 nodist_pkgconfig_DATA += sdk/msb.pc
 EXTRA_DIST += sdk/msb.pc.in

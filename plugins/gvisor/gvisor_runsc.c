@@ -27,6 +27,7 @@
 
 #include <msb/agent.h>
 #include <msb/cgroup.h>
+#include <msb/spawn.h>
 
 #include "gvisor_internal.h"
 
@@ -83,6 +84,11 @@ static void place_fds(const char *log)
 static void reaper(const char *const *argv, const char *log, const msb_cgroup *cg, int rep,
 		   const char *reap_with)
 {
+	/* Born with every signal blocked (its parent shared the host's memory): runsc must
+	 * not inherit that. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
@@ -133,6 +139,28 @@ static void reaper(const char *const *argv, const char *log, const msb_cgroup *c
 	_exit(0);
 }
 
+typedef struct reaper_args {
+	const char *const *argv;
+	const char *log;
+	const msb_cgroup *cg;
+	int rep;
+	const char *reap_with;
+} reaper_args;
+
+/*
+ * The intermediate: out of the host's session, the reaper forked, gone — so the reaper is
+ * nobody's child in the host. It shares the host's memory until it exits (msb_spawn_shared):
+ * only the reaper, which must run while runsc does, is a copy of the host, until it execs.
+ */
+static int intermediate(void *arg)
+{
+	const reaper_args *a = arg;
+	setsid();
+	if (fork() == 0)
+		reaper(a->argv, a->log, a->cg, a->rep, a->reap_with);
+	_exit(0);
+}
+
 msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, const msb_cgroup *cg,
 			     const char *const *args, const char *log, const char *reap_with,
 			     double timeout, int *status, msb_error *err)
@@ -143,14 +171,12 @@ msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, cons
 	int rep[2];
 	if (pipe2(rep, O_CLOEXEC) < 0)
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: pipe");
-	pid_t mid = fork();
-	if (mid == 0) {
-		close(rep[0]);
-		setsid();
-		if (fork() == 0)
-			reaper(argv, log, cg, rep[1], reap_with);
-		_exit(0);
-	}
+	reaper_args ra = { argv, log, cg, rep[1], reap_with };
+	char *stack = malloc(MSB_SPAWN_STACK_MIN);
+	pid_t mid = msb_spawn_shared(intermediate, &ra, stack, stack ? MSB_SPAWN_STACK_MIN : 0);
+	int e = errno;
+	free(stack);
+	errno = e;
 	close(rep[1]);
 	if (mid < 0) {
 		close(rep[0]);

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 
 #include <msb/backend.h>
 #include <msb/driver.h>
+#include <msb/spawn.h>
 
 typedef struct process_ctx {
 	long uid, gid; /* -1: run as the host process's own user */
@@ -125,8 +125,8 @@ typedef struct spawn_args {
 	char **argv;
 	int ready, rep;
 	const char *log_path, *uid_map, *gid_map;
-	bool share_vm;          /* spawned with CLONE_VM | CLONE_VFORK (see process_start) */
-	char *agent_stack_top;  /* the agent's own stack while it shares memory, until exec */
+	char *agent_stack;      /* the agent's stack while it shares memory, until exec (NULL: a
+				 * fork, see spawn) */
 } spawn_args;
 
 static int agent_child(void *arg)
@@ -161,50 +161,24 @@ static int spawn_child(void *arg)
 		report(a->rep, "loopback", errno, 0);
 		_exit(1);
 	}
-	pid_t agent = a->share_vm ? clone(agent_child, a->agent_stack_top,
-					  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a)
-				  : fork();
-	if (agent == 0)
-		exec_agent(a->argv, a->ready, a->log_path);
+	pid_t agent = msb_spawn_shared(agent_child, (void *)a, a->agent_stack, MSB_SPAWN_STACK_MIN);
 	report(a->rep, agent < 0 ? "fork" : "", agent < 0 ? errno : 0, agent);
 	_exit(0);
 }
 
-#define SPAWN_STACK (64 * 1024)
-
 /*
- * Spawn the intermediate. As root it shares the host's memory (CLONE_VM | CLONE_VFORK, as
- * posix_spawn does): no page table of a possibly large host process is copied twice for a
- * child that execs at once, and the host waits only until the agent has exec'd. Signals
- * stay blocked meanwhile, so no host handler ever runs on the borrowed stacks (the agent
- * unblocks its own). Unprivileged, the user namespace it must enter cannot be unshared by
- * a task that shares memory, so it forks.
+ * Spawn the intermediate. As root it and the agent share the host's memory until the agent
+ * execs (msb_spawn_shared, msb/spawn.h): no page table of a possibly large host process is
+ * copied for children that exec at once, and the host waits only until the agent has
+ * exec'd. Signals stay blocked meanwhile (the agent unblocks its own). Unprivileged, the
+ * user namespace the intermediate must enter cannot be unshared by a task that shares
+ * memory, so both fork.
  */
 static pid_t spawn(spawn_args *a, char **stacks)
 {
-	*stacks = NULL;
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-	/* ThreadSanitizer takes a memory-sharing child for a thread and aborts on its fork;
-	 * AddressSanitizer takes its stack for a stray one and warns it may report falsely. */
-	a->share_vm = false;
-#else
-	a->share_vm = geteuid() == 0 && (*stacks = malloc(2 * SPAWN_STACK)) != NULL;
-#endif
-	if (!a->share_vm) {
-		pid_t mid = fork();
-		if (mid == 0)
-			spawn_child(a);
-		return mid;
-	}
-	a->agent_stack_top = *stacks + 2 * SPAWN_STACK;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t mid = clone(spawn_child, *stacks + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
-	int e = errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = e;
-	return mid;
+	*stacks = geteuid() == 0 ? malloc(2 * MSB_SPAWN_STACK_MIN) : NULL;
+	a->agent_stack = *stacks ? *stacks + MSB_SPAWN_STACK_MIN : NULL;
+	return msb_spawn_shared(spawn_child, a, *stacks, *stacks ? MSB_SPAWN_STACK_MIN : 0);
 }
 
 static msb_errc wait_ready(int fd, double seconds, const msb_driver_box *box, msb_error *err)

@@ -8,6 +8,7 @@
  * libraries' data.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,10 @@
 
 int main(int argc, char **argv)
 {
+	/* Started with every signal blocked (while it shared the host's memory): unblock. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	size_t n = 0;
 	if (argc == 2 && argv[1][0] >= '1' && argv[1][0] <= '0' + MSB_QEMU_RELAY_MAX_PORTS &&
 	    argv[1][1] == '\0')

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include <msb/agent.h>
+#include <msb/spawn.h>
 
 /* What the intermediate process reports: the relay's pid, or the errno that stopped it. */
 typedef struct spawn_report {
@@ -46,17 +48,25 @@ static void report_errno(int fd, int e)
 	(void)w;
 }
 
+/* What the spawned processes need, prepared before the first one is made. */
+typedef struct relay_args {
+	const char *program;
+	int listen_fd, ready, rep;
+	const int *port_fds;
+	size_t n_ports;
+	int exec_fd;       /* the relay's: hears the exec's errno (close-on-exec) */
+	char *relay_stack; /* the relay's stack while it shares memory, until it execs */
+} relay_args;
+
 /*
  * The relay's process: place the fds where msb-qemu-relay expects them (relay.h), then exec
- * it. `exec_fd` (close-on-exec) hears the errno when that fails. A fork of a possibly
- * multi-threaded host: system calls only. Never returns.
+ * it, every signal still blocked as msb_spawn_shared left them (the program unblocks its
+ * own), so no handler of the host's runs on memory it shares. `exec_fd` hears the errno when
+ * the exec fails. System calls only. Never returns.
  */
 static _Noreturn void exec_relay(const char *program, int listen_fd, const int *port_fds,
 				 size_t n_ports, int ready, int exec_fd)
 {
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Everything moves above the slots it lands in, then into 3, 4, 5…. */
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 64), r = fcntl(ready, F_DUPFD_CLOEXEC, 64);
@@ -89,6 +99,50 @@ static _Noreturn void exec_relay(const char *program, int listen_fd, const int *
 	_exit(127);
 }
 
+static int relay_child(void *arg)
+{
+	const relay_args *a = arg;
+	exec_relay(a->program, a->listen_fd, a->port_fds, a->n_ports, a->ready, a->exec_fd);
+}
+
+/*
+ * The intermediate: out of the host's session, the relay started, its pid or the errno that
+ * stopped it reported on `rep`, then gone, so the relay is nobody's child in the host. It
+ * and the relay share the host's memory until the relay execs (msb_spawn_shared): neither
+ * copies a possibly large host.
+ */
+static int intermediate(void *arg)
+{
+	relay_args *a = arg;
+	setsid();
+	spawn_report out = { .pid = -1 };
+	int ex[2];
+	if (pipe2(ex, O_CLOEXEC) < 0) {
+		out.error = errno;
+	} else {
+		a->exec_fd = ex[1];
+		out.pid = msb_spawn_shared(relay_child, a, a->relay_stack, MSB_SPAWN_STACK_MIN);
+		if (out.pid < 0)
+			out.error = errno;
+		close(ex[1]);
+	}
+	if (out.pid > 0) {
+		/* End of file: the exec went through. */
+		ssize_t got;
+		while ((got = read(ex[0], &out.error, sizeof out.error)) < 0 && errno == EINTR)
+			;
+		if (got != (ssize_t)sizeof out.error)
+			out.error = 0;
+		if (out.error) {
+			waitpid(out.pid, NULL, 0);
+			out.pid = -1;
+		}
+	}
+	ssize_t w = write(a->rep, &out, sizeof out);
+	(void)w;
+	_exit(0);
+}
+
 pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_fds,
 			   size_t n_ports, int ready)
 {
@@ -99,42 +153,19 @@ pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_f
 	int rep[2];
 	if (pipe2(rep, O_CLOEXEC) < 0)
 		return -1;
-	pid_t mid = fork();
+	char *stacks = malloc(2 * MSB_SPAWN_STACK_MIN);
+	relay_args a = { .program = program, .listen_fd = listen_fd, .ready = ready, .rep = rep[1],
+			 .port_fds = port_fds, .n_ports = n_ports,
+			 .relay_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL };
+	pid_t mid = msb_spawn_shared(intermediate, &a, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);
+	int e = errno;
+	free(stacks);
+	close(rep[1]);
 	if (mid < 0) {
-		int e = errno;
 		close(rep[0]);
-		close(rep[1]);
 		errno = e;
 		return -1;
 	}
-	if (mid == 0) {
-		setsid();
-		spawn_report out = { .pid = -1 };
-		int ex[2];
-		if (pipe2(ex, O_CLOEXEC) < 0)
-			out.error = errno;
-		else if ((out.pid = fork()) == 0)
-			exec_relay(program, listen_fd, port_fds, n_ports, ready, ex[1]);
-		else if (out.pid < 0)
-			out.error = errno;
-		else {
-			/* End of file: the exec went through. */
-			close(ex[1]);
-			ssize_t got;
-			while ((got = read(ex[0], &out.error, sizeof out.error)) < 0 && errno == EINTR)
-				;
-			if (got != (ssize_t)sizeof out.error)
-				out.error = 0;
-			if (out.error) {
-				waitpid(out.pid, NULL, 0);
-				out.pid = -1;
-			}
-		}
-		ssize_t w = write(rep[1], &out, sizeof out);
-		(void)w;
-		_exit(0);
-	}
-	close(rep[1]);
 	spawn_report in = { .pid = -1, .error = ECHILD };
 	ssize_t n;
 	while ((n = read(rep[0], &in, sizeof in)) < 0 && errno == EINTR)

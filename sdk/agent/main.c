@@ -268,6 +268,10 @@ static int reap_all(void)
 
 int main(int argc, char **argv)
 {
+	/* A launcher may exec us with signals blocked (a posix_spawn-like start does). */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (argc == 2 && !strcmp(argv[1], "--reap"))
 		return reap_all();
 	options o = { .ready_fd = -1, .uid = -1, .gid = -1 };
@@ -283,10 +287,6 @@ int main(int argc, char **argv)
 		}
 	parse_args(argc, argv, &o);
 	agent.supervisor = getpid();
-	/* A launcher may exec us with signals blocked (a posix_spawn-like start does). */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);

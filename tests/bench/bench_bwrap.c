@@ -12,6 +12,9 @@
  *
  * Targets (issue 7): cold <= 1.1 x (bare + agent); warm < 1 ms and 5x faster than bare.
  * Median of ROUNDS rounds; ms per operation.
+ *
+ * MSB_BENCH_HOST_MIB=N makes the benchmark a large host first (N MiB written, so a fork
+ * must copy its page tables): what an agent runtime embedding libmsb pays per sandbox.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -252,6 +255,11 @@ int main(void)
 	if (!mkdtemp(state))
 		die("mkdtemp", NULL);
 	bare_prepare();
+	const char *host_mib = getenv("MSB_BENCH_HOST_MIB");
+	size_t host_bytes = host_mib ? (size_t)strtoul(host_mib, NULL, 10) << 20 : 0;
+	volatile char *host = host_bytes ? malloc(host_bytes) : NULL;
+	for (size_t i = 0; host && i < host_bytes; i += 4096)
+		host[i] = 1;
 	msb_loader *loader = NULL;
 	msb_backend *backend = NULL;
 	msb_config_doc *doc = NULL;
@@ -297,8 +305,8 @@ int main(void)
 			load = -1;
 		fclose(lf);
 	}
-	printf("(median of %d rounds; state dir in %s; load average %.2f on %ld CPUs)\n", ROUNDS,
-	       parent, load, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("(median of %d rounds; state dir in %s; load average %.2f on %ld CPUs; host %zu MiB "
+	       "written)\n", ROUNDS, parent, load, sysconf(_SC_NPROCESSORS_ONLN), host_bytes >> 20);
 	printf("bare bwrap <same flags> true     %8.3f ms\n", b);
 	printf("bare, to nothing left            %8.3f ms\n", bf);
 	printf("agent start on the host (HELLO)  %8.3f ms\n", a);
@@ -315,6 +323,7 @@ int main(void)
 	msb_loader_free(loader);
 	msb_config_doc_free(doc);
 	msb_bwrap_argv_free(bare_argv);
+	free((void *)host);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	char cmd[160];

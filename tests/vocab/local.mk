@@ -4,3 +4,10 @@ TESTS += tests/vocab/test_vocab
 tests_vocab_test_vocab_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_vocab_test_vocab_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_vocab_test_vocab_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+
+# msb_spawn_shared (msb/spawn.h), the SDK's shared-memory spawn.
+check_PROGRAMS += tests/vocab/test_spawn
+TESTS += tests/vocab/test_spawn
+tests_vocab_test_spawn_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_vocab_test_spawn_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_vocab_test_spawn_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
