@@ -1,26 +1,28 @@
 /*
  * bwrap_launch.c — the process tree of one sandbox:
  *
- *   msb (short-lived) ─vfork─ A ─setsid, fork into the cgroup─ keeper ─vfork, drop ids,
+ *   msb (short-lived) ─vfork─ A ─setsid, vfork into the cgroup─ keeper ─vfork, drop ids,
  *       exec─ bwrap ─ init ─ agent
  *
- * A and bwrap's parent share their parent's memory until they exit or exec
- * (msb_spawn_shared, msb/spawn.h): the keeper is the one copy of the host's address space
- * made, instead of three. A/B-measured against three forks: acquire 0.45-0.6 ms less with
- * the bench's small host, 80.8 → 25.9 ms with a host of 1 GiB. The keeper's copy is left
- * because it must be born in the cgroup (clone3's CLONE_INTO_CGROUP), which no shared-memory
- * clone the C library offers can do. The keeper, which installs no handler, restores the
- * signal defaults the spawns blocked.
+ * None of them copies the host: A, the keeper and bwrap's parent share msb's memory until
+ * they exit or exec (msb_spawn_shared, msb/spawn.h; msb_cgroup_spawn_shared for the keeper,
+ * which must be born in the cgroup), each suspending its parent until then, so msb resumes
+ * once bwrap is executing and the keeper has become `msb-agent --reap`. A fork copies the
+ * host's page tables (40 ms for a host with 1 GiB written, here): with three forks acquire
+ * took 80.8 ms on such a host, now the same as on a small one (tests/bench/bench_bwrap with
+ * MSB_BENCH_HOST_MIB). Every spawn blocks the signals, so no handler of the host's runs on
+ * a borrowed stack; the keeper restores the defaults (its handler table is its own).
  *
  * A exits at once, so the keeper is nobody's child in msb's session: msb can exit (or be
  * killed) and the sandbox stays, addressable through the state directory. The keeper does
  * nothing afterwards but reap bwrap and what bwrap leaves (so the pid the driver recorded
  * never lingers as a zombie), and it does that as `msb-agent --reap`, which it execs once
- * bwrap is forked: left a fork of the host, it would pin a copy of every page the host
- * writes for as long as the sandbox lives (tested: keeper_does_not_pin_host_memory).
+ * bwrap is started: a process of the host's that stayed would hold msb suspended (while it
+ * shares memory) or pin a copy of every page the host writes (as a fork; tested:
+ * keeper_does_not_pin_host_memory). An exec that fails fails the start.
  *
- * The cgroup. The keeper is born inside the sandbox's cgroup (msb_cgroup_fork: clone3 into
- * the v2 directory, a self-join of the v1 ones), so bwrap and everything it starts are
+ * The cgroup. The keeper is born inside the sandbox's cgroup (clone3 into the v2
+ * directory, a self-join of the v1 ones), so bwrap and everything it starts are
  * inside from their first instruction (the limits follow while bwrap builds the sandbox,
  * see bwrap.c's launch_limited), and nothing is ever moved: moving another process takes
  * the kernel's global threadgroup lock, whose write side waits for an RCU grace period
@@ -42,8 +44,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -56,7 +58,7 @@
 enum { REPORT_FD = MSB_BWRAP_FD_READY + 1 };
 
 /* What the keeper and bwrap's child report through the close-on-exec pipe. */
-enum { STEP_PID = 0, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC };
+enum { STEP_PID = 0, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC, STEP_REAPER };
 
 static const char *step_name(int32_t step)
 {
@@ -66,6 +68,7 @@ static const char *step_name(int32_t step)
 	case STEP_FORK: return "forking bwrap";
 	case STEP_IDS: return "dropping to the sandbox's user and group";
 	case STEP_EXEC: return "executing bwrap";
+	case STEP_REAPER: return "executing the keeper's reaper (the agent binary, as msb-agent --reap)";
 	default: return "starting";
 	}
 }
@@ -129,25 +132,30 @@ static int drop_ids(const msb_bwrap_launch *l)
 }
 
 /*
- * Replace the keeper, a fork of the host, by `msb-agent --reap`, holding no file of the
- * sandbox's (so the ready pipe's end of file and bwrap's stderr depend on bwrap alone).
- * Returns only when the exec failed.
+ * Replace the keeper by `msb-agent --reap`, holding no file of the sandbox's (so the ready
+ * pipe's end of file and bwrap's stderr depend on bwrap alone) but the report pipe, which
+ * the exec closes. The keeper may share the host's memory until then, so it can never stay
+ * as it is: an exec that fails is reported, and the keeper exits (taking bwrap with it).
  */
-static void become_reaper(const msb_bwrap_launch *l)
+static _Noreturn void become_reaper(const msb_bwrap_launch *l)
 {
-	close_range(3, ~0u, 0);
-	if (!l->reaper)
-		return;
+	close_range(3, REPORT_FD - 1, 0);
+	close_range(REPORT_FD + 1, ~0u, 0);
 	char *const argv[] = { (char *)l->reaper, "--reap", NULL };
 	char *const envp[] = { NULL };
-	execve(l->reaper, argv, envp);
+	errno = ENOENT;
+	if (l->reaper)
+		execve(l->reaper, argv, envp);
+	report(REPORT_FD, STEP_REAPER, errno);
+	_exit(1);
 }
 
 /* What the launch's processes need, prepared before the first one is made. */
 typedef struct launch_args {
 	const msb_bwrap_launch *l;
 	int report_fd;     /* the write end of the report pipe (A's number) */
-	char *bwrap_stack; /* bwrap's parent's stack while it shares the keeper's memory */
+	char *keeper_stack; /* the keeper's stack while it shares msb's memory, until its exec */
+	char *bwrap_stack;  /* bwrap's parent's stack, the same way */
 } launch_args;
 
 /* bwrap's parent: the sandbox's ids, then bwrap. Never returns. */
@@ -174,8 +182,9 @@ static int bwrap_child(void *arg)
 	_exit(127);
 }
 
-static _Noreturn void keeper(const launch_args *a, int join_error)
+static int keeper(void *arg, int join_error)
 {
+	const launch_args *a = arg;
 	const msb_bwrap_launch *l = a->l;
 	if (join_error) {
 		report(a->report_fd, STEP_CGROUP, join_error);
@@ -198,13 +207,12 @@ static _Noreturn void keeper(const launch_args *a, int join_error)
 		_exit(1);
 	}
 	report(REPORT_FD, STEP_PID, (int32_t)child);
-	close(REPORT_FD);
 	become_reaper(l);
-	/* The reaper could not be executed: reap here, bwrap's own child (the sandbox's init)
-	 * too, which bwrap may leave behind when it exits first (see the subreaper note). */
-	while (waitpid(-1, NULL, 0) >= 0 || errno == EINTR)
-		;
-	_exit(0);
+}
+
+static int keeper_outside(void *arg)
+{
+	return keeper(arg, 0);
 }
 
 /* Read the keeper's reports until every writer has closed (bwrap's exec closes its copy). */
@@ -240,11 +248,12 @@ static msb_errc read_reports(int fd, pid_t *pid, msb_error *err)
 static int middle_child(void *arg)
 {
 	const launch_args *a = arg;
-	int join = 0;
 	const msb_bwrap_launch *l = a->l;
-	pid_t k = setsid() < 0 ? -1 : l->cgroup ? msb_cgroup_fork(l->cgroup, &join) : fork();
-	if (k == 0)
-		keeper(a, join);
+	pid_t k = setsid() < 0		? -1
+		  : l->cgroup ? msb_cgroup_spawn_shared(l->cgroup, keeper, (void *)a, a->keeper_stack,
+							  MSB_SPAWN_STACK_MIN)
+				: msb_spawn_shared(keeper_outside, (void *)a, a->keeper_stack,
+						   MSB_SPAWN_STACK_MIN);
 	if (k < 0)
 		report(a->report_fd, STEP_FORK, errno);
 	_exit(0);
@@ -255,10 +264,11 @@ msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *l, msb_bwrap_launching *
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
 		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create a pipe");
-	/* Two stacks: A's, and bwrap's parent's (copied into the keeper with the rest). */
-	char *stacks = malloc(2 * MSB_SPAWN_STACK_MIN);
+	/* Three stacks: A's, the keeper's and bwrap's parent's. */
+	char *stacks = malloc(3 * MSB_SPAWN_STACK_MIN);
 	launch_args a = { .l = l, .report_fd = pipefd[1],
-			  .bwrap_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL };
+			  .keeper_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL,
+			  .bwrap_stack = stacks ? stacks + 2 * MSB_SPAWN_STACK_MIN : NULL };
 	pid_t mid = msb_spawn_shared(middle_child, &a, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);
 	int saved = errno;
 	free(stacks);

@@ -36,8 +36,9 @@ typedef struct msb_bwrap_launching {
 } msb_bwrap_launching;
 
 /*
- * Start bwrap under a detached keeper, and return without waiting for it: the caller can do
- * its own work (the cgroup's limits) while the keeper forks and bwrap execs.
+ * Start bwrap under a detached keeper, returning once bwrap is executing (the processes in
+ * between share msb's memory and hold it until then) but before bwrap has built anything:
+ * the caller can do its own work (the cgroup's limits) meanwhile.
  * msb_bwrap_launch_finish must follow a start that succeeded.
  */
 msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *launch, msb_bwrap_launching *out,

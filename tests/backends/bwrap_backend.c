@@ -790,6 +790,47 @@ static void unsearchable_state_parent_is_refused(void **state)
  * A start that bwrap itself refuses (here: an image root the sandbox's user cannot read)
  * fails the acquire with bwrap's own words, and leaves nothing behind.
  */
+/*
+ * The keeper shares msb's memory until it execs the agent binary as its reaper, so it can
+ * never stay as it is: an agent binary that cannot be executed fails the start, saying so,
+ * and leaves nothing behind.
+ */
+static void a_keeper_that_cannot_become_the_reaper_fails_the_start(void **state)
+{
+	(void)state;
+	BWRAP_NEED_CGROUPS();
+	char dir[64], agent[96], cmd[256];
+	snprintf(dir, sizeof dir, "/tmp/msb-noexec-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(agent, sizeof agent, "%s/msb-agent", dir);
+	snprintf(cmd, sizeof cmd, "cp %s %s && chmod 0644 %s", BACKEND_FIXTURE_AGENT, agent, agent);
+	assert_int_equal(system(cmd), 0);
+	backend_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(backend_fixture_state(&mine, NULL, "/tmp/msb-bwrap-test-XXXXXX", &err), MSB_OK);
+	char parent[96];
+	bwrap_fixture_cgroup_parent(&mine, parent, sizeof parent);
+	assert_int_equal(backend_fixture_load(&mine, BWRAP_PLUGIN, &err,
+					      "state_dir: %s\nagent: %s\ncgroup_parent: %s\n",
+					      mine.state, agent, parent),
+			 MSB_OK);
+	msb_key k = backend_key("noexec", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_errc rc = mine.ops->acquire(mine.self, &k, &spec, &h, &err);
+	char said[512];
+	snprintf(said, sizeof said, "%s", msb_error_message(&err));
+	msb_error_clear(&err);
+	backend_fixture_close(&mine);
+	int leaks = bwrap_fixture_leaks(&mine);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rc, MSB_E_BACKEND);
+	assert_non_null(strstr(said, "keeper's reaper"));
+	assert_non_null(strstr(said, "Permission denied"));
+	assert_int_equal(leaks, 0);
+}
+
 static void a_failed_start_says_why(void **state)
 {
 	(void)state;
@@ -900,6 +941,7 @@ int main(void)
 		cmocka_unit_test(unknown_image_is_refused),
 		cmocka_unit_test(unsearchable_state_parent_is_refused),
 		cmocka_unit_test(a_failed_start_says_why),
+		cmocka_unit_test(a_keeper_that_cannot_become_the_reaper_fails_the_start),
 		cmocka_unit_test(configured_image_is_the_root),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,7 @@
 #include <seccomp.h>
 
 #include <msb/cgroup.h>
+#include <msb/spawn.h>
 
 #include "cgroup_internal.h"
 #include "msb_test.h"
@@ -225,6 +226,53 @@ static void a_child_of_msb_cgroup_fork_is_born_in_every_directory(void **state)
 	close(pipefd[0]);
 	assert_int_equal(c, 'J');
 	assert_true(msb_cgroup_count(cg) >= 3);
+	for (size_t i = 0; i < msb_cgroup_count(cg); i++) {
+		assert_true(member_of(msb_cgroup_dir(cg, i), child));
+		assert_false(member_of(msb_cgroup_dir(cg, i), getpid()));
+	}
+	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	msb_cgroup_free(cg);
+}
+
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define SPAWN_SHARES 1 /* msb/cgroup.h: elsewhere the child is msb_cgroup_fork's */
+#else
+#define SPAWN_SHARES 0
+#endif
+
+static volatile int spawned_join = -1;
+
+/* Records its join error where a child sharing memory leaves it for the parent, then execs. */
+static int record_and_sleep(void *arg, int join_error)
+{
+	(void)arg;
+	spawned_join = join_error;
+	if (join_error)
+		_exit(125);
+	execl("/bin/sleep", "sleep", "30", (char *)NULL);
+	_exit(127);
+}
+
+/*
+ * msb_cgroup_spawn_shared: the child is born inside every directory like msb_cgroup_fork's,
+ * shares the caller's memory until it execs (its write is there once the call returns), and
+ * the caller is in none of them.
+ */
+static void a_shared_spawn_is_born_in_every_directory(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	static char stack[MSB_SPAWN_STACK_MIN] __attribute__((aligned(16)));
+	spawned_join = -1;
+	pid_t child = msb_cgroup_spawn_shared(cg, record_and_sleep, NULL, stack, sizeof stack);
+	assert_true(child > 0);
+	assert_int_equal(spawned_join, SPAWN_SHARES ? 0 : -1);
 	for (size_t i = 0; i < msb_cgroup_count(cg); i++) {
 		assert_true(member_of(msb_cgroup_dir(cg, i), child));
 		assert_false(member_of(msb_cgroup_dir(cg, i), getpid()));
@@ -454,6 +502,7 @@ int main(void)
 		cmocka_unit_test(fork_bomb_is_held_and_daemon_is_killed),
 		cmocka_unit_test(a_child_of_msb_cgroup_fork_is_born_in_every_directory),
 		cmocka_unit_test(without_clone3_the_child_still_joins_every_directory),
+		cmocka_unit_test(a_shared_spawn_is_born_in_every_directory),
 		cmocka_unit_test(save_and_load_round_trip_and_refuse_tampering),
 		cmocka_unit_test(bad_names_are_refused),
 	};
