@@ -81,11 +81,41 @@ static void place_fds(const char *log)
  * the host's files, its standard ones included (a host's stdout kept open by a sandbox would
  * keep whoever reads it waiting).
  */
-static void reaper(const char *const *argv, const char *log, const msb_cgroup *cg, int rep,
-		   const char *reap_with)
+/* runsc's process: what it needs, prepared before the first process of the launch. */
+typedef struct runsc_start {
+	const char *const *argv;
+	const char *log;
+	int joined; /* hears the errno of a cgroup join that failed */
+} runsc_start;
+
+/* runsc, born in the cgroup, sharing the reaper's memory until it execs. Never returns. */
+static int runsc_child(void *arg, int join_error)
 {
-	/* Born with every signal blocked (its parent shared the host's memory): runsc must
-	 * not inherit that. */
+	const runsc_start *r = arg;
+	if (join_error) {
+		ssize_t w = write(r->joined, &join_error, sizeof join_error);
+		(void)w;
+		_exit(125);
+	}
+	place_fds(r->log);
+	/* Spawned with every signal blocked; the reaper left no handler to run here. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(r->argv[0], (char *const *)r->argv, environ);
+	_exit(127);
+}
+
+static void reaper(const char *const *argv, const char *log, const msb_cgroup *cg, int rep,
+		   const char *reap_with, char *runsc_stack)
+{
+	/* A copy of the host, born with every signal blocked: it runs none of the host's
+	 * handlers, and runsc must not inherit a blocked mask. */
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -102,18 +132,12 @@ static void reaper(const char *const *argv, const char *log, const msb_cgroup *c
 	int joined[2];
 	int report[3] = { -1, 0, 0 };
 	if (pipe2(joined, O_CLOEXEC) == 0) {
-		int join = 0;
-		pid_t pid = cg ? msb_cgroup_fork(cg, &join) : fork();
-		if (pid == 0) {
-			if (join) {
-				ssize_t w = write(joined[1], &join, sizeof join);
-				(void)w;
-				_exit(125);
-			}
-			place_fds(log);
-			execve(argv[0], (char *const *)argv, environ);
-			_exit(127);
-		}
+		runsc_start r = { argv, log, joined[1] };
+		pid_t pid = cg ? msb_cgroup_spawn_shared(cg, runsc_child, &r, runsc_stack,
+							 MSB_SPAWN_STACK_MIN)
+			       : fork();
+		if (pid == 0)
+			runsc_child(&r, 0);
 		if (pid < 0)
 			report[2] = errno;
 		close(joined[1]);
@@ -145,19 +169,21 @@ typedef struct reaper_args {
 	const msb_cgroup *cg;
 	int rep;
 	const char *reap_with;
+	char *runsc_stack; /* runsc's stack while it shares the reaper's memory */
 } reaper_args;
 
 /*
  * The intermediate: out of the host's session, the reaper forked, gone — so the reaper is
- * nobody's child in the host. It shares the host's memory until it exits (msb_spawn_shared):
- * only the reaper, which must run while runsc does, is a copy of the host, until it execs.
+ * nobody's child in the host. It shares the host's memory until it exits (msb_spawn_shared),
+ * and runsc shares the reaper's until it execs (msb_cgroup_spawn_shared): only the reaper,
+ * which must run while runsc does, is a copy of the host, until it execs msb-agent --reap.
  */
 static int intermediate(void *arg)
 {
 	const reaper_args *a = arg;
 	setsid();
 	if (fork() == 0)
-		reaper(a->argv, a->log, a->cg, a->rep, a->reap_with);
+		reaper(a->argv, a->log, a->cg, a->rep, a->reap_with, a->runsc_stack);
 	_exit(0);
 }
 
@@ -171,11 +197,13 @@ msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, cons
 	int rep[2];
 	if (pipe2(rep, O_CLOEXEC) < 0)
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: pipe");
-	reaper_args ra = { argv, log, cg, rep[1], reap_with };
-	char *stack = malloc(MSB_SPAWN_STACK_MIN);
-	pid_t mid = msb_spawn_shared(intermediate, &ra, stack, stack ? MSB_SPAWN_STACK_MIN : 0);
+	/* Two stacks: the intermediate's, and runsc's (copied into the reaper with the rest). */
+	char *stacks = malloc(2 * MSB_SPAWN_STACK_MIN);
+	reaper_args ra = { argv, log, cg, rep[1], reap_with,
+			   stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL };
+	pid_t mid = msb_spawn_shared(intermediate, &ra, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);
 	int e = errno;
-	free(stack);
+	free(stacks);
 	errno = e;
 	close(rep[1]);
 	if (mid < 0) {
