@@ -82,20 +82,6 @@ static void report(int fd, int32_t step, int32_t value)
 	while (n < 0 && errno == EINTR);
 }
 
-/* Signal state a host may have changed (ASan, an ignored SIGCHLD or SIGPIPE) is reset:
- * the keeper must be able to wait, and bwrap must start from the defaults. */
-static void reset_signals(void)
-{
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		sigaction(s, &dfl, NULL);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 /* Put the files on 0..2 and on the numbers bwrap was told, the report pipe on REPORT_FD,
  * and close everything else. */
 static int place_fds(const msb_bwrap_launch *l, int report_fd)
@@ -190,7 +176,9 @@ static int keeper(void *arg, int join_error)
 		report(a->report_fd, STEP_CGROUP, join_error);
 		_exit(1);
 	}
-	reset_signals();
+	/* Signal state a host may have changed (ASan, an ignored SIGCHLD or SIGPIPE) is reset:
+	 * the keeper must be able to wait, and bwrap must start from the defaults. */
+	msb_spawn_signals_default();
 	if (place_fds(l, a->report_fd) != 0) {
 		report(a->report_fd, STEP_FDS, errno);
 		_exit(1);

@@ -111,14 +111,7 @@ static void reaper(const char *const *argv, const char *log, const msb_cgroup *c
 {
 	/* A copy of the host, born with every signal blocked: it runs none of the host's
 	 * handlers, and runsc must not inherit a blocked mask. */
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	msb_spawn_signals_default();
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <msb/spawn.h>
@@ -35,4 +36,16 @@ pid_t msb_spawn_shared(int (*fn)(void *), void *arg, void *stack, size_t size)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = e;
 	return pid;
+}
+
+void msb_spawn_signals_default(void)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }

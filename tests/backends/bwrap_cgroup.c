@@ -184,6 +184,24 @@ static bool member_of(const char *dir, pid_t pid)
 	return found;
 }
 
+/*
+ * `child` is in every directory of `cg` and this process in none; then destroy ends it
+ * (SIGKILL) and removes them, and `cg` is freed.
+ */
+static void assert_born_inside_then_destroy(msb_cgroup *cg, pid_t child)
+{
+	for (size_t i = 0; i < msb_cgroup_count(cg); i++) {
+		assert_true(member_of(msb_cgroup_dir(cg, i), child));
+		assert_false(member_of(msb_cgroup_dir(cg, i), getpid()));
+	}
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	msb_cgroup_free(cg);
+}
+
 /* The first member listed in `dir`/cgroup.procs other than this process; false: none. */
 static bool member_pid(const char *dir, long *pid)
 {
@@ -226,15 +244,7 @@ static void a_child_of_msb_cgroup_fork_is_born_in_every_directory(void **state)
 	close(pipefd[0]);
 	assert_int_equal(c, 'J');
 	assert_true(msb_cgroup_count(cg) >= 3);
-	for (size_t i = 0; i < msb_cgroup_count(cg); i++) {
-		assert_true(member_of(msb_cgroup_dir(cg, i), child));
-		assert_false(member_of(msb_cgroup_dir(cg, i), getpid()));
-	}
-	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
-	int status;
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	msb_cgroup_free(cg);
+	assert_born_inside_then_destroy(cg, child);
 }
 
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
@@ -273,15 +283,7 @@ static void a_shared_spawn_is_born_in_every_directory(void **state)
 	pid_t child = msb_cgroup_spawn_shared(cg, record_and_sleep, NULL, stack, sizeof stack);
 	assert_true(child > 0);
 	assert_int_equal(spawned_join, SPAWN_SHARES ? 0 : -1);
-	for (size_t i = 0; i < msb_cgroup_count(cg); i++) {
-		assert_true(member_of(msb_cgroup_dir(cg, i), child));
-		assert_false(member_of(msb_cgroup_dir(cg, i), getpid()));
-	}
-	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
-	int status;
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	msb_cgroup_free(cg);
+	assert_born_inside_then_destroy(cg, child);
 }
 
 /*
@@ -328,12 +330,7 @@ static void without_clone3_the_child_still_joins_every_directory(void **state)
 	assert_int_equal(read(pipefd[0], said, sizeof said), (ssize_t)sizeof said);
 	close(pipefd[0]);
 	assert_int_equal(said[1], 0);
-	for (size_t i = 0; i < msb_cgroup_count(cg); i++)
-		assert_true(member_of(msb_cgroup_dir(cg, i), (pid_t)said[0]));
-	assert_int_equal(msb_cgroup_destroy(cg, 5.0, &err), MSB_OK);
-	assert_int_equal(waitpid((pid_t)said[0], &status, 0), (pid_t)said[0]);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	msb_cgroup_free(cg);
+	assert_born_inside_then_destroy(cg, (pid_t)said[0]);
 }
 
 static void save_and_load_round_trip_and_refuse_tampering(void **state)

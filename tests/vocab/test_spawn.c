@@ -2,7 +2,8 @@
  * test_spawn.c — msb_spawn_shared (msb/spawn.h): a child that shares the caller's memory
  * until it exits, the caller suspended until then, started with every signal blocked while
  * the caller's own mask comes back unchanged; a fork where sharing cannot be used (no
- * stack, or a sanitizer build), with the same outward behaviour.
+ * stack, or a sanitizer build), with the same outward behaviour; and
+ * msb_spawn_signals_default.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -109,6 +110,38 @@ static void a_function_that_returns_sets_the_exit_status(void **state)
 	assert_int_equal(exit_status(pid), 7);
 }
 
+static void on_usr2(int sig)
+{
+	(void)sig;
+}
+
+/* In a child: the host's ignored and handled signals back to the default, the mask empty. */
+static void signals_come_back_to_the_defaults(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGUSR1, SIG_IGN);
+		signal(SIGUSR2, on_usr2);
+		sigset_t block;
+		sigemptyset(&block);
+		sigaddset(&block, SIGTERM);
+		sigprocmask(SIG_BLOCK, &block, NULL);
+		msb_spawn_signals_default();
+		struct sigaction one, two;
+		sigset_t now;
+		sigaction(SIGUSR1, NULL, &one);
+		sigaction(SIGUSR2, NULL, &two);
+		sigprocmask(SIG_SETMASK, NULL, &now);
+		_exit(one.sa_handler == SIG_DFL && two.sa_handler == SIG_DFL &&
+			      !sigismember(&now, SIGTERM)
+			      ? 0
+			      : 1);
+	}
+	assert_int_equal(exit_status(pid), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -116,6 +149,7 @@ int main(void)
 		cmocka_unit_test(without_a_stack_it_forks),
 		cmocka_unit_test(the_callers_mask_comes_back),
 		cmocka_unit_test(a_function_that_returns_sets_the_exit_status),
+		cmocka_unit_test(signals_come_back_to_the_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

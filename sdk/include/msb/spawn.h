@@ -36,6 +36,14 @@ extern "C" {
  */
 pid_t msb_spawn_shared(int (*fn)(void *), void *arg, void *stack, size_t size);
 
+/*
+ * Every signal's disposition back to the default and the mask emptied, in that order: what
+ * a process started from the host (a copy of it, or one that shared its memory) does before
+ * it runs anything of its own or starts an engine, which must not inherit the host's ignored
+ * or blocked signals, and in which no handler of the host's may run. Async-signal-safe.
+ */
+void msb_spawn_signals_default(void);
+
 #ifdef __cplusplus
 }
 #endif
