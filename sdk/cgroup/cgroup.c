@@ -361,8 +361,7 @@ static int join_dir(const msb_cgroup_member_dir *d)
 	return n == 1 ? 0 : n < 0 ? saved : EIO;
 }
 
-/* Join every directory of `cg` but `skip` (one already joined; -1 for none). */
-static int join_all_but(const msb_cgroup *cg, ssize_t skip)
+int msb_cgroup_join_all_but(const msb_cgroup *cg, ssize_t skip)
 {
 	for (size_t i = 0; i < cg->len; i++) {
 		int e = (ssize_t)i == skip ? 0 : join_dir(&cg->dirs[i]);
@@ -374,7 +373,7 @@ static int join_all_but(const msb_cgroup *cg, ssize_t skip)
 
 int msb_cgroup_join_self(const msb_cgroup *cg)
 {
-	return join_all_but(cg, -1);
+	return msb_cgroup_join_all_but(cg, -1);
 }
 
 /* clone3 as fork, the child placed in the cgroup2 directory open at `dir_fd`. */
@@ -388,13 +387,18 @@ static pid_t clone_into(int dir_fd)
 	return (pid_t)syscall(SYS_clone3, &args, sizeof args);
 }
 
+ssize_t msb_cgroup_v2_index(const msb_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->len; i++)
+		if (cg->dirs[i].v2)
+			return (ssize_t)i;
+	return -1;
+}
+
 pid_t msb_cgroup_fork(const msb_cgroup *cg, int *join_error)
 {
 	*join_error = 0;
-	ssize_t v2 = -1;
-	for (size_t i = 0; i < cg->len && v2 < 0; i++)
-		if (cg->dirs[i].v2)
-			v2 = (ssize_t)i;
+	ssize_t v2 = msb_cgroup_v2_index(cg);
 	pid_t pid = -1;
 	if (v2 >= 0) {
 		int fd = open(cg->dirs[v2].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -414,7 +418,7 @@ pid_t msb_cgroup_fork(const msb_cgroup *cg, int *join_error)
 	if (pid < 0)
 		pid = fork();
 	if (pid == 0)
-		*join_error = join_all_but(cg, v2);
+		*join_error = msb_cgroup_join_all_but(cg, v2);
 	return pid;
 }
 

@@ -198,10 +198,8 @@ static bool v2_wait_empty(const msb_cgroup_member_dir *d, member_watch *w, doubl
 msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
 {
 	double deadline = now() + timeout;
-	const msb_cgroup_member_dir *v2 = NULL;
-	for (size_t i = 0; i < cg->len && !v2; i++)
-		if (cg->dirs[i].v2)
-			v2 = &cg->dirs[i];
+	ssize_t at = msb_cgroup_v2_index(cg);
+	const msb_cgroup_member_dir *v2 = at >= 0 ? &cg->dirs[at] : NULL;
 	member_watch watch = { .len = 0 };
 	if (v2)
 		watch_members(v2, &watch);

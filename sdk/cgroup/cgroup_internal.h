@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include <msb/cgroup.h>
 
@@ -59,6 +60,13 @@ struct msb_cgroup {
 
 /* Fill in `d`'s file paths from d->path and d->v2. */
 void msb_cgroup_dir_paths(msb_cgroup_member_dir *d);
+
+/* The index of `cg`'s v2 directory, or -1 when it has none. */
+ssize_t msb_cgroup_v2_index(const msb_cgroup *cg);
+
+/* Join every directory of `cg` but `skip` (one already joined; -1 for none) by writing "0"
+ * to its join file: open, write and close only. 0, or the errno of the first that failed. */
+int msb_cgroup_join_all_but(const msb_cgroup *cg, ssize_t skip);
 
 /* Write `text` to `dir`/`file`; refuses naming the file. */
 msb_errc msb_cgroup_write(const char *dir, const char *file, const char *text, msb_error *err);

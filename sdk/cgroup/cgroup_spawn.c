@@ -63,28 +63,10 @@ typedef struct born_inside {
 	void *arg;
 } born_inside;
 
-/* Join every directory of `cg` but `skip`: the child's part of being born inside. */
-static int join_rest(const msb_cgroup *cg, ssize_t skip)
-{
-	for (size_t i = 0; i < cg->len; i++) {
-		if ((ssize_t)i == skip)
-			continue;
-		int fd = open(cg->dirs[i].join, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return errno;
-		ssize_t n = write(fd, "0", 1);
-		int saved = errno;
-		close(fd);
-		if (n != 1)
-			return n < 0 ? saved : EIO;
-	}
-	return 0;
-}
-
 static int born_child(void *p)
 {
 	const born_inside *b = p;
-	return b->fn(b->arg, join_rest(b->cg, b->v2));
+	return b->fn(b->arg, msb_cgroup_join_all_but(b->cg, b->v2));
 }
 #endif
 
@@ -92,10 +74,7 @@ pid_t msb_cgroup_spawn_shared(const msb_cgroup *cg, int (*fn)(void *, int), void
 			      void *stack, size_t size)
 {
 #ifdef MSB_CGROUP_SHARED_CLONE3
-	ssize_t v2 = -1;
-	for (size_t i = 0; i < cg->len && v2 < 0; i++)
-		if (cg->dirs[i].v2)
-			v2 = (ssize_t)i;
+	ssize_t v2 = msb_cgroup_v2_index(cg);
 	if (v2 >= 0 && stack && size >= MSB_SPAWN_STACK_MIN) {
 		int dir = open(cg->dirs[v2].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dir < 0)

@@ -56,6 +56,16 @@ static const char *dir_with(const msb_cgroup *cg, const char *file)
 	return NULL;
 }
 
+/* The test's cgroup with the limits most cases use: 64 MiB, 16 tasks, half a CPU. */
+static msb_cgroup *limited_cgroup(void)
+{
+	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	return cg;
+}
+
 /*
  * Whether `cg`'s directories hold the limits {64 MiB, 16 tasks, half a CPU} (`limited`), or
  * what the kernel gives a new cgroup: no limit of any kind.
@@ -94,10 +104,7 @@ static void destroy_and_check_removed(msb_cgroup *cg)
 static void limits_are_written_and_dirs_removed(void **state)
 {
 	(void)state;
-	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
-	msb_cgroup *cg = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	msb_cgroup *cg = limited_cgroup();
 	assert_limits(cg, true);
 	destroy_and_check_removed(cg);
 }
@@ -221,10 +228,7 @@ static bool member_pid(const char *dir, long *pid)
 static void a_child_of_msb_cgroup_fork_is_born_in_every_directory(void **state)
 {
 	(void)state;
-	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
-	msb_cgroup *cg = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	msb_cgroup *cg = limited_cgroup();
 	int pipefd[2];
 	assert_int_equal(pipe(pipefd), 0);
 	int join = -1;
@@ -274,10 +278,7 @@ static int record_and_sleep(void *arg, int join_error)
 static void a_shared_spawn_is_born_in_every_directory(void **state)
 {
 	(void)state;
-	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
-	msb_cgroup *cg = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	msb_cgroup *cg = limited_cgroup();
 	static char stack[MSB_SPAWN_STACK_MIN] __attribute__((aligned(16)));
 	spawned_join = -1;
 	pid_t child = msb_cgroup_spawn_shared(cg, record_and_sleep, NULL, stack, sizeof stack);
@@ -294,10 +295,7 @@ static void a_shared_spawn_is_born_in_every_directory(void **state)
 static void without_clone3_the_child_still_joins_every_directory(void **state)
 {
 	(void)state;
-	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
-	msb_cgroup *cg = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_cgroup_create("msb-test", name, &lim, &cg, &err), MSB_OK);
+	msb_cgroup *cg = limited_cgroup();
 	/* The grandchild is reparented here (main is a subreaper) and reaped here. */
 	int pipefd[2];
 	assert_int_equal(pipe(pipefd), 0);
