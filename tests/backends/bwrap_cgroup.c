@@ -126,6 +126,29 @@ static void prepare_writes_no_limit_until_apply(void **state)
 	destroy_and_check_removed(cg);
 }
 
+/*
+ * A limit that cannot be written after prepare (here: its directory removed behind msb's
+ * back) is refused by apply, naming the file, and the rest of the cgroup still goes.
+ */
+static void apply_refuses_a_limit_it_cannot_write(void **state)
+{
+	(void)state;
+	msb_cgroup_limits lim = { 0, 16, 0 };
+	msb_cgroup *cg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_prepare("msb-test", name, &lim, &cg, &err), MSB_OK);
+	const char *pids = dir_with(cg, "pids.max");
+	assert_non_null(pids);
+	char gone[4096];
+	snprintf(gone, sizeof gone, "%s", pids);
+	assert_int_equal(rmdir(gone), 0);
+	assert_int_equal(msb_cgroup_apply(cg, &err), MSB_E_OS);
+	assert_non_null(strstr(msb_error_message(&err), "cgroups: cannot open"));
+	assert_non_null(strstr(msb_error_message(&err), "pids.max"));
+	msb_error_clear(&err);
+	destroy_and_check_removed(cg);
+}
+
 /* A child joins, then forks a daemon that leaves its session and double-forks. */
 static void fork_bomb_is_held_and_daemon_is_killed(void **state)
 {
@@ -494,6 +517,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(limits_are_written_and_dirs_removed),
 		cmocka_unit_test(prepare_writes_no_limit_until_apply),
+		cmocka_unit_test(apply_refuses_a_limit_it_cannot_write),
 		cmocka_unit_test(fork_bomb_is_held_and_daemon_is_killed),
 		cmocka_unit_test(a_child_of_msb_cgroup_fork_is_born_in_every_directory),
 		cmocka_unit_test(without_clone3_the_child_still_joins_every_directory),
