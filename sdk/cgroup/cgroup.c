@@ -126,11 +126,20 @@ static msb_cgroup_member_dir *dir_for(msb_cgroup *cg, const msb_cgroup_mount *m,
 	return d;
 }
 
-/* Refuse a limit nothing mounted can enforce, naming the limit and the controller. */
-static const msb_cgroup_mount *need(const msb_cgroup_mounts *mounts, const char *controller,
+/*
+ * Refuse a limit nothing mounted can enforce, naming the limit and the controller; but only
+ * after a fresh read of the mounts, as `mounts` may be a kept copy (msb_cgroup_mounts_read).
+ */
+static const msb_cgroup_mount *need(msb_cgroup_mounts *mounts, const char *controller,
 				    const char *what, msb_error *err)
 {
 	const msb_cgroup_mount *m = msb_cgroup_mounts_find(mounts, controller);
+	if (!m) {
+		msb_cgroup_mounts_forget();
+		if (msb_cgroup_mounts_read(mounts, err))
+			return NULL;
+		m = msb_cgroup_mounts_find(mounts, controller);
+	}
 	if (!m)
 		msb_error_set(err, MSB_E_BACKEND,
 			      "cgroups: a %s limit is configured but no mounted hierarchy (v1 or v2) carries "
@@ -144,7 +153,7 @@ static const msb_cgroup_mount *need(const msb_cgroup_mounts *mounts, const char 
  * Find the hierarchy for `controller` (refusing a limit nothing mounted carries), enable it
  * on the way down in v2, make the directory and mark it for msb_cgroup_apply.
  */
-static msb_errc prepare_limit(msb_cgroup *cg, const msb_cgroup_mounts *mounts, const char *parent,
+static msb_errc prepare_limit(msb_cgroup *cg, msb_cgroup_mounts *mounts, const char *parent,
 			      const char *name, const char *controller, const char *what,
 			      unsigned limit, msb_error *err)
 {

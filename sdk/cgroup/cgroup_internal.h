@@ -26,8 +26,13 @@ typedef struct msb_cgroup_mounts {
 	size_t len;
 } msb_cgroup_mounts;
 
-/* Read /proc/self/mountinfo (and each v2 mount's cgroup.controllers). */
+/* Read /proc/self/mountinfo (and each v2 mount's cgroup.controllers), or a copy kept from
+ * an earlier read while the mount table has not changed since. Thread-safe. */
 msb_errc msb_cgroup_mounts_read(msb_cgroup_mounts *out, msb_error *err);
+/* Drop the kept copy: the next read parses mountinfo again. What a caller does before it
+ * refuses for want of a hierarchy, in case what changed was not a mount (a controller that
+ * a v1 hierarchy held moves to v2 only once that hierarchy is gone, which can be later). */
+void msb_cgroup_mounts_forget(void);
 /* The same from another mountinfo file: how the detection is tested on layouts this
  * machine does not have (pure v2, all v1). */
 msb_errc msb_cgroup_mounts_parse(const char *mountinfo, msb_cgroup_mounts *out, msb_error *err);

@@ -5,9 +5,14 @@
  * /sys/fs/cgroup/unified holding nothing but hugetlb.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup_internal.h"
 
@@ -103,9 +108,76 @@ static void parse_line(char *line, msb_cgroup_mounts *out)
 	out->len++;
 }
 
+/*
+ * The table is read once and kept: reading and parsing mountinfo was 0.15 ms of every
+ * sandbox start. It is read again when it may be stale: when the kernel reports a change of
+ * the mount table (a mountinfo file kept open polls POLLPRI after any mount or unmount in its
+ * namespace, the poll itself consuming the event), when this process has entered another
+ * mount namespace since, or when a caller found it wanting (msb_cgroup_mounts_forget). The
+ * poll file is opened before the read, so a change during the read is seen next time.
+ */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static msb_cgroup_mounts *cache;
+static int cache_poll_fd = -1;
+static struct stat cache_ns;
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static bool cache_fresh(const struct stat *ns)
+{
+	if (!cache || cache_poll_fd < 0 || !same_file(ns, &cache_ns))
+		return false;
+	struct pollfd p = { .fd = cache_poll_fd, .events = POLLPRI };
+	return poll(&p, 1, 0) == 0;
+}
+
+static void cache_drop(void)
+{
+	free(cache);
+	cache = NULL;
+	if (cache_poll_fd >= 0)
+		close(cache_poll_fd);
+	cache_poll_fd = -1;
+}
+
+static void copy_mounts(msb_cgroup_mounts *to, const msb_cgroup_mounts *from)
+{
+	memcpy(to->items, from->items, from->len * sizeof from->items[0]);
+	to->len = from->len;
+}
+
 msb_errc msb_cgroup_mounts_read(msb_cgroup_mounts *out, msb_error *err)
 {
-	return msb_cgroup_mounts_parse("/proc/self/mountinfo", out, err);
+	struct stat ns;
+	bool ns_known = stat("/proc/self/ns/mnt", &ns) == 0;
+	pthread_mutex_lock(&cache_lock);
+	if (ns_known && cache_fresh(&ns)) {
+		copy_mounts(out, cache);
+		pthread_mutex_unlock(&cache_lock);
+		return MSB_OK;
+	}
+	cache_drop();
+	int fd = ns_known ? open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC) : -1;
+	msb_errc rc = msb_cgroup_mounts_parse("/proc/self/mountinfo", out, err);
+	if (rc == MSB_OK && fd >= 0 && (cache = malloc(sizeof *cache))) {
+		copy_mounts(cache, out);
+		cache_poll_fd = fd;
+		cache_ns = ns;
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return rc;
+}
+
+void msb_cgroup_mounts_forget(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	cache_drop();
+	pthread_mutex_unlock(&cache_lock);
 }
 
 msb_errc msb_cgroup_mounts_parse(const char *mountinfo, msb_cgroup_mounts *out, msb_error *err)

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -478,6 +480,66 @@ static void nothing_mounted_finds_nothing(void **state)
 	assert_null(msb_cgroup_mounts_v2(&m));
 }
 
+static bool lists_v2_at(const char *dir)
+{
+	msb_cgroup_mounts m;
+	if (msb_cgroup_mounts_read(&m, NULL) != MSB_OK)
+		return false;
+	for (size_t i = 0; i < m.len; i++)
+		if (m.items[i].v2 && strcmp(m.items[i].path, dir) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The child of kept_mounts_follow_mounts_and_namespaces; what it returns is the first step
+ * that failed. It runs in its own mount namespace, which ends with it, mounts and all.
+ */
+static int kept_mounts_steps(const char *a, const char *b)
+{
+	if (lists_v2_at(a)) /* the first read, kept, in the old namespace */
+		return 1;
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("cgroup2", a, "cgroup2", 0, NULL) != 0)
+		return 2;
+	/* Nothing told the old namespace's poll file: only the namespace check can see this. */
+	if (!lists_v2_at(a))
+		return 3;
+	if (mount("cgroup2", b, "cgroup2", 0, NULL) != 0)
+		return 4;
+	if (!lists_v2_at(b)) /* the poll file's event */
+		return 5;
+	if (umount(b) != 0 || lists_v2_at(b))
+		return 6;
+	if (!lists_v2_at(a)) /* unchanged: the kept copy, still right */
+		return 7;
+	return 0;
+}
+
+/*
+ * msb_cgroup_mounts_read keeps what it parsed; the copy must follow a mount, an unmount and
+ * a move to another mount namespace, or a sandbox would be limited in a hierarchy that is
+ * gone (or refused one that is there).
+ */
+static void kept_mounts_follow_mounts_and_namespaces(void **state)
+{
+	(void)state;
+	char a[] = "/tmp/msb-cgroup-mnt-a-XXXXXX", b[] = "/tmp/msb-cgroup-mnt-b-XXXXXX";
+	assert_non_null(mkdtemp(a));
+	assert_non_null(mkdtemp(b));
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(kept_mounts_steps(a, b));
+	int status = 0;
+	waitpid(pid, &status, 0);
+	rmdir(a);
+	rmdir(b);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+		fail_msg("mounting a cgroup2 in a new mount namespace failed here");
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void bad_names_are_refused(void **state)
 {
 	(void)state;
@@ -524,6 +586,7 @@ int main(void)
 		cmocka_unit_test(a_shared_spawn_is_born_in_every_directory),
 		cmocka_unit_test(save_and_load_round_trip_and_refuse_tampering),
 		cmocka_unit_test(bad_names_are_refused),
+		cmocka_unit_test(kept_mounts_follow_mounts_and_namespaces),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	/*
