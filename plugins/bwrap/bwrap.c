@@ -53,8 +53,8 @@ static void path_in(char *out, size_t n, const msb_driver_box *box, const char *
  * (o+x, never o+r) is added to msb's own directories on the way: the state directory and
  * below, and an ancestor named msb* (the driver's defaults, /run/msb and /var/lib/msb, are
  * made 0700). Any other directory is the operator's and is never changed: one that is not
- * searchable is refused, naming it. The work and socket directories stay 0700 and belong
- * to the sandbox's user.
+ * searchable is refused, naming it. The work directory stays 0700 and belongs to the
+ * sandbox's user.
  */
 static msb_errc make_traversable(const msb_driver_box *box, long uid, msb_error *err)
 {
@@ -84,52 +84,22 @@ static msb_errc make_traversable(const msb_driver_box *box, long uid, msb_error 
 	return MSB_OK;
 }
 
-/* The box directory itself, its socket directory and work directory, owned as needed. */
+/*
+ * The box directory and the work directory, owned as needed. The agent's socket is made by
+ * the launch (bwrap_launch.c) at box->socket_path, in the box directory, which nothing in
+ * the sandbox can reach: the guest has no path to it to replace or redirect, and only msb's
+ * user can connect to it. It reaches the agent as an open listening socket (--listen-fd).
+ */
 static msb_errc prepare_dirs(const msb_driver_box *box, long uid, long gid, msb_error *err)
 {
-	char run[PATH_MAX], link[PATH_MAX];
-	path_in(run, sizeof run, box, "run");
-	if (mkdir(run, 0700) != 0 && errno != EEXIST)
-		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create %s", run);
-	if (uid >= 0) {
-		msb_errc rc = make_traversable(box, uid, err);
-		if (rc)
-			return rc;
-		if (chmod(box->dir, 0711) != 0 || chown(run, (uid_t)uid, (gid_t)gid) != 0 ||
-		    chown(box->work_dir, (uid_t)uid, (gid_t)gid) != 0)
-			return msb_error_set_errno(err, MSB_E_OS, errno,
-						   "bwrap: cannot hand %s to the sandbox's user %ld", box->dir,
-						   uid);
-	}
-	path_in(link, sizeof link, box, "run/agent.sock");
-	unlink(link);
-	unlink(box->socket_path);
-	return MSB_OK;
-}
-
-/*
- * The agent listens inside the sandbox on /msb/run/agent.sock, in a directory the sandbox
- * can write. The driver connects to box->socket_path instead, which is made a *hard link*
- * to that socket's inode in the box directory (which the sandbox cannot reach): a unix
- * socket is found by inode, so whatever a guest later puts at run/agent.sock — a symlink
- * to some other host socket, a listener of its own — the host still reaches the agent's
- * socket or nothing. Linked right after the agent says it listens, before any command has
- * run, so no guest process exists yet to race it.
- */
-static msb_errc link_socket(const msb_driver_box *box, msb_error *err)
-{
-	char guest[PATH_MAX];
-	path_in(guest, sizeof guest, box, "run/agent.sock");
-	if (linkat(AT_FDCWD, guest, AT_FDCWD, box->socket_path, 0) != 0)
-		return msb_error_set_errno(err, MSB_E_BACKEND, errno,
-					   "bwrap: sandbox %s: cannot link the agent's socket %s", box->name,
-					   guest);
-	struct stat st;
-	if (lstat(box->socket_path, &st) != 0 || !S_ISSOCK(st.st_mode)) {
-		unlink(box->socket_path);
-		return msb_error_set(err, MSB_E_BACKEND,
-				     "bwrap: sandbox %s: %s is not the agent's socket", box->name, guest);
-	}
+	if (uid < 0)
+		return MSB_OK;
+	msb_errc rc = make_traversable(box, uid, err);
+	if (rc)
+		return rc;
+	if (chmod(box->dir, 0711) != 0 || chown(box->work_dir, (uid_t)uid, (gid_t)gid) != 0)
+		return msb_error_set_errno(err, MSB_E_OS, errno,
+					   "bwrap: cannot hand %s to the sandbox's user %ld", box->dir, uid);
 	return MSB_OK;
 }
 
@@ -152,7 +122,7 @@ typedef struct start_state {
 	int fds[MSB_BWRAP_FD_COUNT];
 	int log_fd;   /* bwrap's stdout and stderr: the write end of a pipe only start reads */
 	int err_fd;   /* our (read) end of it */
-	int ready_fd; /* our end of the agent's --ready-fd pipe */
+	msb_agent_client *client; /* greeting the agent from launch on */
 	char **agent_argv;
 	char **argv;
 	msb_cgroup *cgroup;
@@ -167,8 +137,7 @@ static void start_state_free(start_state *s)
 		close(s->log_fd);
 	if (s->err_fd >= 0)
 		close(s->err_fd);
-	if (s->ready_fd >= 0)
-		close(s->ready_fd);
+	msb_agent_client_close(s->client);
 	free(s->agent_argv);
 	msb_bwrap_argv_free(s->argv);
 	msb_cgroup_free(s->cgroup);
@@ -185,26 +154,15 @@ static msb_errc open_path(const char *path, int flags, int *fd, msb_error *err)
 static msb_errc open_files(const bwrap_ctx *ctx, const msb_driver_box *box, start_state *s,
 			   msb_error *err)
 {
-	char run[PATH_MAX];
-	path_in(run, sizeof run, box, "run");
 	msb_errc rc = msb_bwrap_seccomp_fd(&ctx->bpf, &s->fds[0], err);
 	if (!rc)
 		rc = open_path(box->work_dir, O_PATH | O_DIRECTORY, &s->fds[1], err);
 	if (!rc)
-		rc = open_path(run, O_PATH | O_DIRECTORY, &s->fds[2], err);
-	if (!rc)
-		rc = open_path(box->config->agent_path, O_PATH, &s->fds[3], err);
-	int ready[2];
-	if (!rc && pipe2(ready, O_CLOEXEC) != 0)
-		rc = msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create a pipe");
-	if (!rc) {
-		s->ready_fd = ready[0];
-		s->fds[4] = ready[1];
-	}
+		rc = open_path(box->config->agent_path, O_PATH, &s->fds[2], err);
 	/*
 	 * No host file is handed to the sandbox as its output: bwrap's (and so the agent's)
 	 * stdout and stderr are a pipe that start alone reads, for the reason a start failed,
-	 * and closes once the agent listens. A log file there would be a host file every process
+	 * and closes once the agent answers. A log file there would be a host file every process
 	 * of the sandbox could reopen through /proc/1/fd when it runs as msb's own user.
 	 */
 	int errpipe[2];
@@ -220,9 +178,10 @@ static msb_errc open_files(const bwrap_ctx *ctx, const msb_driver_box *box, star
 static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, const char *root,
 			   start_state *s, msb_error *err)
 {
-	msb_errc rc = msb_driver_agent_argv(box, "--listen", MSB_BWRAP_GUEST_SOCKET,
-					    box->spec->work_dir, NULL, MSB_BWRAP_FD_READY,
-					    &s->agent_argv, err);
+	char listen_fd[16];
+	snprintf(listen_fd, sizeof listen_fd, "%d", MSB_BWRAP_FD_LISTEN);
+	msb_errc rc = msb_driver_agent_argv(box, "--listen-fd", listen_fd, box->spec->work_dir, NULL,
+					    -1, &s->agent_argv, err);
 	if (rc)
 		return rc;
 	/* The agent is bound into the sandbox; its host path means nothing there. */
@@ -231,7 +190,6 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 		.image_root = root,
 		.work_guest = box->spec->work_dir,
 		.work_fd = MSB_BWRAP_FD_WORK,
-		.run_fd = MSB_BWRAP_FD_RUN,
 		.agent_fd = MSB_BWRAP_FD_AGENT,
 		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
 		.tmp_size = ctx->cfg.tmp_size,
@@ -253,61 +211,93 @@ static void drain(int fd, char *text, size_t cap)
 	}
 }
 
-/*
- * Wait for the agent's one byte on --ready-fd: the moment it listens, not a poll interval
- * after. End of file first means every holder of the write end is gone — bwrap or the
- * agent died — and what bwrap wrote on stderr says why.
- */
-static msb_errc await_ready(const msb_driver_box *box, start_state *s, msb_error *err)
+/* Wait up to `deadline` for bwrap's stderr to reach its end, keeping what it said; true
+ * when it did (every process of the sandbox is gone). */
+static bool said_until_eof(start_state *s, char *said, size_t cap, int64_t deadline)
 {
-	/* Our copies of the write ends; the sandbox holds its own. */
-	close(s->fds[4]);
-	s->fds[4] = -1;
+	struct pollfd p = { s->err_fd, POLLIN, 0 };
+	bool eof = false;
+	for (int64_t left; !eof && (left = deadline - msb_agent_now_ms()) > 0;) {
+		int n = poll(&p, 1, (int)left);
+		if (n < 0 && errno != EINTR)
+			break;
+		drain(s->err_fd, said, cap);
+		eof = n > 0 && (p.revents & (POLLHUP | POLLERR));
+	}
+	said[strcspn(said, "\n")] = '\0';
+	return eof;
+}
+
+/* How long a failed greeting waits to learn whether the sandbox died: an exit closes
+ * bwrap's stderr within milliseconds; a live agent that refused the greeting never does. */
+#define DEATH_WAIT_MS 1000
+
+/*
+ * Wait for the agent's answer to the HELLO sent at launch: the connection waited in the
+ * socket's queue until the agent accepted it, so the answer comes the moment the agent
+ * serves, with no round trip after. End of file on bwrap's stderr first means every process
+ * of the sandbox is gone (bwrap or the agent died), and what bwrap wrote there says why; so
+ * does a greeting that failed (the queued connection is reset when the last holder of the
+ * socket dies).
+ */
+static msb_errc await_greeting(const msb_driver_box *box, start_state *s, msb_error *err)
+{
+	/* Our copy of the write end; the sandbox holds its own. */
 	close(s->log_fd);
 	s->log_fd = -1;
 	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
 	char said[1024] = "";
-	struct pollfd pfd[2] = { { s->ready_fd, POLLIN, 0 }, { s->err_fd, POLLIN, 0 } };
-	int64_t deadline = msb_agent_now_ms() + (int64_t)(box->config->start_timeout * 1000.0);
-	for (;;) {
-		int64_t left = deadline - msb_agent_now_ms();
-		int n = left > 0 ? poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)left) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n > 0 && pfd[1].fd >= 0 && pfd[1].revents) {
+	double timeout = box->config->start_timeout;
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(timeout * 1000.0), left;
+	struct pollfd pfd[2] = { { msb_agent_client_greeting_fd(s->client), POLLIN, 0 },
+				 { s->err_fd, POLLIN, 0 } };
+	bool died = false, answered = false;
+	while (!died && !answered && (left = deadline - msb_agent_now_ms()) > 0) {
+		if (poll(pfd, 2, (int)left) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents) {
 			drain(s->err_fd, said, sizeof said);
-			if (pfd[1].revents & (POLLHUP | POLLERR))
-				pfd[1].fd = -1; /* nothing more will come: stop polling it */
+			died = pfd[1].revents & (POLLHUP | POLLERR);
 		}
-		if (n > 0 && pfd[0].revents) {
-			char byte;
-			if (read(s->ready_fd, &byte, 1) == 1)
-				return MSB_OK;
-			drain(s->err_fd, said, sizeof said);
-			said[strcspn(said, "\n")] = '\0';
-			return msb_error_set(err, MSB_E_BACKEND,
-					     "bwrap: sandbox %s: the sandbox exited before its agent listened%s%s",
-					     box->name, said[0] ? ": " : "", said);
-		}
-		if (n == 0) {
-			said[strcspn(said, "\n")] = '\0';
-			return msb_error_set(err, MSB_E_BACKEND,
-					     "bwrap: sandbox %s: the agent did not listen within %.1f s%s%s",
-					     box->name, box->config->start_timeout, said[0] ? ": " : "", said);
-		}
+		answered = !died && pfd[0].revents;
 	}
+	if (answered) {
+		msb_error greet = MSB_ERROR_INIT;
+		msb_errc rc = msb_agent_client_greet_finish(s->client, (double)left / 1000.0, &greet);
+		if (rc == MSB_OK)
+			return MSB_OK;
+		int64_t soon = msb_agent_now_ms() + DEATH_WAIT_MS;
+		died = said_until_eof(s, said, sizeof said, soon < deadline ? soon : deadline);
+		if (!died)
+			msb_error_set(err, rc, "bwrap: sandbox %s: the agent refused its greeting: %s",
+				      box->name, msb_error_message(&greet));
+		msb_error_clear(&greet);
+		if (!died)
+			return rc;
+	}
+	said[strcspn(said, "\n")] = '\0';
+	if (died)
+		return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the sandbox exited before "
+				     "its agent answered%s%s", box->name, said[0] ? ": " : "", said);
+	return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the agent did not answer within "
+			     "%.1f s%s%s", box->name, timeout, said[0] ? ": " : "", said);
 }
 
 /*
- * Record bwrap's pid while it builds the sandbox, when msb would otherwise wait, then wait
- * for the agent. A bwrap that failed at once is reported in its own words (what it said on
- * stderr), not as a pid that could not be recorded because it was already gone.
+ * Greet the agent and record bwrap's pid while bwrap builds the sandbox, when msb would
+ * otherwise wait, then wait for the answer. A bwrap that failed at once is reported in its
+ * own words (what it said on stderr), not as a pid that could not be recorded because it was
+ * already gone.
  */
 static msb_errc record_and_await(const msb_driver_box *box, start_state *s, pid_t pid, msb_error *err)
 {
+	msb_errc rc = msb_agent_client_greet_start(box->socket_path, box->config->start_timeout,
+						   &s->client, err);
+	if (rc)
+		return msb_error_prefix(err, "bwrap: sandbox %s: ", box->name);
 	msb_error pid_err = MSB_ERROR_INIT;
 	msb_errc recorded = msb_driver_write_pid(box, pid, &pid_err);
-	msb_errc rc = await_ready(box, s, err);
+	rc = await_greeting(box, s, err);
 	if (!rc && recorded) {
 		rc = recorded;
 		msb_error_move(err, &pid_err);
@@ -348,7 +338,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	msb_errc rc = msb_images_resolve(&ctx->cfg.images, "bwrap", box->spec->image, &root, err);
 	if (rc)
 		return rc;
-	start_state s = { .fds = { -1, -1, -1, -1, -1 }, .log_fd = -1, .err_fd = -1, .ready_fd = -1 };
+	start_state s = { .fds = { -1, -1, -1 }, .log_fd = -1, .err_fd = -1 };
 	char cgfile[PATH_MAX];
 	path_in(cgfile, sizeof cgfile, box, "cgroup");
 	rc = clear_stale_cgroup(ctx, box, err);
@@ -372,6 +362,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	if (!rc) {
 		msb_bwrap_launch launch = {
 			.argv = s.argv,
+			.listen_path = box->socket_path,
 			.log_fd = s.log_fd,
 			.cgroup = s.cgroup,
 			.uid = uid,
@@ -383,8 +374,10 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	}
 	if (!rc)
 		rc = record_and_await(box, &s, pid, err);
-	if (!rc)
-		rc = link_socket(box, err);
+	if (!rc && box->greeted) {
+		*box->greeted = s.client;
+		s.client = NULL;
+	}
 	if (rc && s.cgroup && msb_cgroup_destroy(s.cgroup, ctx->cfg.stop_timeout, NULL) == MSB_OK)
 		unlink(cgfile);
 	start_state_free(&s);

@@ -158,8 +158,6 @@ msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char
 	push2(&b, "--tmpfs", "/tmp");
 	if (l->work_fd >= 0)
 		push_fd(&b, "--bind-fd", l->work_fd, l->work_guest);
-	if (l->run_fd >= 0)
-		push_fd(&b, "--bind-fd", l->run_fd, MSB_BWRAP_GUEST_RUN);
 	if (l->agent_fd >= 0)
 		push_fd(&b, "--ro-bind-fd", l->agent_fd, MSB_BWRAP_GUEST_AGENT);
 	if (l->seccomp_fd >= 0) {

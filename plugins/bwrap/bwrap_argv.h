@@ -9,17 +9,14 @@
 
 #include <msb/error.h>
 
-/* Where the agent and its socket directory appear inside every sandbox. */
+/* Where the agent appears inside every sandbox. */
 #define MSB_BWRAP_GUEST_AGENT "/msb/bin/msb-agent"
-#define MSB_BWRAP_GUEST_RUN "/msb/run"
-#define MSB_BWRAP_GUEST_SOCKET MSB_BWRAP_GUEST_RUN "/agent.sock"
 
 /* What one sandbox is made of. An fd of -1 leaves that piece out. */
 typedef struct msb_bwrap_layout {
 	const char *image_root; /* NULL: the built-in host image */
 	const char *work_guest; /* the spec's work_dir */
 	int work_fd;            /* O_PATH fd of the host work directory, bound read-write */
-	int run_fd;             /* O_PATH fd of the socket directory, bound read-write */
 	int agent_fd;           /* O_PATH fd of the static agent, bound read-only */
 	int seccomp_fd;         /* the compiled filter */
 	uint64_t tmp_size;      /* 0: bwrap's default tmpfs size */

@@ -1,8 +1,8 @@
 /*
  * bwrap_launch.c — the process tree of one sandbox:
  *
- *   msb (short-lived) ─vfork─ A ─setsid, vfork into the cgroup─ keeper ─vfork, drop ids,
- *       exec─ bwrap ─ init ─ agent
+ *   msb (short-lived) ─vfork─ A ─socket, setsid, vfork into the cgroup─ keeper ─vfork,
+ *       drop ids, exec─ bwrap ─ init ─ agent
  *
  * None of them copies the host: A, the keeper and bwrap's parent share msb's memory until
  * they exit or exec (msb_spawn_shared, msb/spawn.h; msb_cgroup_spawn_shared for the keeper,
@@ -48,6 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,14 +58,15 @@
 
 #include "bwrap_launch.h"
 
-enum { REPORT_FD = MSB_BWRAP_FD_READY + 1 };
+enum { REPORT_FD = MSB_BWRAP_FD_LISTEN + 1 };
 
 /* What the keeper and bwrap's child report through the close-on-exec pipe. */
-enum { STEP_PID = 0, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC, STEP_REAPER };
+enum { STEP_PID = 0, STEP_LISTEN, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC, STEP_REAPER };
 
 static const char *step_name(int32_t step)
 {
 	switch (step) {
+	case STEP_LISTEN: return "making the agent's socket";
 	case STEP_CGROUP: return "starting bwrap inside the sandbox's cgroup";
 	case STEP_FDS: return "placing the sandbox's files on their fds";
 	case STEP_FORK: return "forking bwrap";
@@ -82,27 +86,30 @@ static void report(int fd, int32_t step, int32_t value)
 	while (n < 0 && errno == EINTR);
 }
 
-/* Put the files on 0..2 and on the numbers bwrap was told, the report pipe on REPORT_FD,
- * and close everything else. */
-static int place_fds(const msb_bwrap_launch *l, int report_fd)
+/*
+ * Put the files on 0..2 and on the numbers bwrap was told (the listening socket on
+ * MSB_BWRAP_FD_LISTEN), the report pipe on REPORT_FD, and close everything else.
+ */
+static int place_fds(const msb_bwrap_launch *l, int listen_fd, int report_fd)
 {
-	int src[MSB_BWRAP_FD_COUNT + 2], high[MSB_BWRAP_FD_COUNT + 2];
+	enum { LOG = MSB_BWRAP_FD_COUNT, REPORT, LISTEN, ALL };
+	int src[ALL], high[ALL];
 	for (int i = 0; i < MSB_BWRAP_FD_COUNT; i++)
 		src[i] = l->fds[i];
-	src[MSB_BWRAP_FD_COUNT] = l->log_fd;
-	src[MSB_BWRAP_FD_COUNT + 1] = report_fd;
+	src[LOG] = l->log_fd;
+	src[REPORT] = report_fd;
+	src[LISTEN] = listen_fd;
 	/* Move everything out of the way first: a source may already sit on a target number. */
-	for (int i = 0; i < MSB_BWRAP_FD_COUNT + 2; i++)
+	for (int i = 0; i < ALL; i++)
 		if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64)) < 0)
 			return -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(high[MSB_BWRAP_FD_COUNT], 1) < 0 ||
-	    dup2(high[MSB_BWRAP_FD_COUNT], 2) < 0)
+	if (null < 0 || dup2(null, 0) < 0 || dup2(high[LOG], 1) < 0 || dup2(high[LOG], 2) < 0)
 		return -1;
 	for (int i = 0; i < MSB_BWRAP_FD_COUNT; i++)
 		if (dup2(high[i], MSB_BWRAP_FD_SECCOMP + i) < 0) /* dup2 clears close-on-exec */
 			return -1;
-	if (dup3(high[MSB_BWRAP_FD_COUNT + 1], REPORT_FD, O_CLOEXEC) < 0)
+	if (dup2(high[LISTEN], MSB_BWRAP_FD_LISTEN) < 0 || dup3(high[REPORT], REPORT_FD, O_CLOEXEC) < 0)
 		return -1;
 	return close_range(REPORT_FD + 1, ~0u, 0);
 }
@@ -118,9 +125,9 @@ static int drop_ids(const msb_bwrap_launch *l)
 }
 
 /*
- * Replace the keeper by `msb-agent --reap`, holding no file of the sandbox's (so the ready
- * pipe's end of file and bwrap's stderr depend on bwrap alone) but the report pipe, which
- * the exec closes. The keeper may share the host's memory until then, so it can never stay
+ * Replace the keeper by `msb-agent --reap`, holding no file of the sandbox's (so the end of
+ * file of bwrap's stderr, and the reset of a connection queued on the agent's socket, depend
+ * on the sandbox alone) but the report pipe, which the exec closes. The keeper may share the host's memory until then, so it can never stay
  * as it is: an exec that fails is reported, and the keeper exits (taking bwrap with it).
  */
 static _Noreturn void become_reaper(const msb_bwrap_launch *l)
@@ -140,6 +147,7 @@ static _Noreturn void become_reaper(const msb_bwrap_launch *l)
 typedef struct launch_args {
 	const msb_bwrap_launch *l;
 	int report_fd;     /* the write end of the report pipe (A's number) */
+	int listen_fd;     /* the agent's socket, which A makes (A's number) */
 	char *keeper_stack; /* the keeper's stack while it shares msb's memory, until its exec */
 	char *bwrap_stack;  /* bwrap's parent's stack, the same way */
 } launch_args;
@@ -179,7 +187,7 @@ static int keeper(void *arg, int join_error)
 	/* Signal state a host may have changed (ASan, an ignored SIGCHLD or SIGPIPE) is reset:
 	 * the keeper must be able to wait, and bwrap must start from the defaults. */
 	msb_spawn_signals_default();
-	if (place_fds(l, a->report_fd) != 0) {
+	if (place_fds(l, a->listen_fd, a->report_fd) != 0) {
 		report(a->report_fd, STEP_FDS, errno);
 		_exit(1);
 	}
@@ -232,11 +240,44 @@ static msb_errc read_reports(int fd, pid_t *pid, msb_error *err)
 	return MSB_OK;
 }
 
-/* A: out of msb's session, and the keeper forked into the cgroup. */
+/*
+ * The agent's socket at `path`: owner-only (A's umask is its own: a child that shares msb's
+ * memory does not share its file-system context), and listening, so a host's connection
+ * waits in its queue until the agent accepts it.
+ */
+static int make_listener(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof sa.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	mode_t old = umask(0177); /* restored: the sandbox inherits A's */
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	umask(old);
+	if (rc != 0 || listen(fd, 64) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* A: the agent's socket, out of msb's session, and the keeper forked into the cgroup. */
 static int middle_child(void *arg)
 {
-	const launch_args *a = arg;
+	launch_args *a = arg;
 	const msb_bwrap_launch *l = a->l;
+	if ((a->listen_fd = make_listener(l->listen_path)) < 0) {
+		report(a->report_fd, STEP_LISTEN, errno);
+		_exit(1);
+	}
 	pid_t k = setsid() < 0		? -1
 		  : l->cgroup ? msb_cgroup_spawn_shared(l->cgroup, keeper, (void *)a, a->keeper_stack,
 							  MSB_SPAWN_STACK_MIN)
@@ -254,7 +295,7 @@ msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *l, msb_bwrap_launching *
 		return msb_error_set_errno(err, MSB_E_OS, errno, "bwrap: cannot create a pipe");
 	/* Three stacks: A's, the keeper's and bwrap's parent's. */
 	char *stacks = malloc(3 * MSB_SPAWN_STACK_MIN);
-	launch_args a = { .l = l, .report_fd = pipefd[1],
+	launch_args a = { .l = l, .report_fd = pipefd[1], .listen_fd = -1,
 			  .keeper_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL,
 			  .bwrap_stack = stacks ? stacks + 2 * MSB_SPAWN_STACK_MIN : NULL };
 	pid_t mid = msb_spawn_shared(middle_child, &a, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);

@@ -14,15 +14,20 @@
 enum {
 	MSB_BWRAP_FD_SECCOMP = 3,
 	MSB_BWRAP_FD_WORK = 4,
-	MSB_BWRAP_FD_RUN = 5,
-	MSB_BWRAP_FD_AGENT = 6,
-	MSB_BWRAP_FD_READY = 7,  /* inherited through bwrap by the agent (--ready-fd) */
-	MSB_BWRAP_FD_COUNT = 5, /* how many, from MSB_BWRAP_FD_SECCOMP on */
+	MSB_BWRAP_FD_AGENT = 5,
+	MSB_BWRAP_FD_COUNT = 3,  /* how many the caller opens, from MSB_BWRAP_FD_SECCOMP on */
+	MSB_BWRAP_FD_LISTEN = 6, /* the agent's socket, which the launch makes (--listen-fd) */
 };
 
 typedef struct msb_bwrap_launch {
 	char *const *argv;                /* bwrap's, referring to the fds above by number */
-	int fds[MSB_BWRAP_FD_COUNT];      /* seccomp, work, run, agent, ready: placed at 3 … 7 */
+	int fds[MSB_BWRAP_FD_COUNT];      /* seccomp, work, agent: placed at 3 … 5 */
+	/*
+	 * Where the launch makes the agent's listening socket, owner-only, before bwrap runs;
+	 * it is handed through bwrap to the agent on MSB_BWRAP_FD_LISTEN. It is listening when
+	 * msb_bwrap_launch_start returns, so a host can connect (and be queued) at once.
+	 */
+	const char *listen_path;
 	int log_fd;                       /* bwrap's stdout and stderr */
 	const msb_cgroup *cgroup;         /* bwrap is born inside it; may be NULL */
 	long uid, gid;                    /* dropped to before bwrap execs; -1: keep */

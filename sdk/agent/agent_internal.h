@@ -6,6 +6,7 @@
 #ifndef MSB_AGENT_INTERNAL_H
 #define MSB_AGENT_INTERNAL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -46,6 +47,21 @@ char *agent_map_path(const char *path);
 
 /* Reap every exited child without blocking. */
 void agent_reap(void);
+/* The same; true when `watched` (a pid > 0) was among them. */
+bool agent_reap_saw(pid_t watched);
+
+/* Set by SIGTERM (and SIGINT): the supervisor ends its sandbox and exits. */
+extern volatile sig_atomic_t agent_terminating;
+
+/* Write the one byte that tells a launcher the agent serves, and close `fd` (-1: none). */
+void agent_signal_ready(int fd);
+
+/*
+ * Serve every connection on the listening socket `lfd`, each in a process of its own
+ * (listen.c), until SIGTERM or a SHUTDOWN request; then kill every descendant. Signals
+ * readiness on `ready_fd` once the first connection has a process waiting for it.
+ */
+int agent_serve_listen(int lfd, int ready_fd);
 /* Kill every descendant of this process and reap them, until none are left (bounded). */
 void agent_kill_descendants(void);
 

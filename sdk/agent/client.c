@@ -27,6 +27,8 @@
 struct msb_agent_client {
 	char *socket_path; /* NULL: one stream */
 	int rfd, wfd;
+	int greeting;      /* a connection whose HELLO is sent, its answer not yet read; or -1 */
+	uint32_t greeting_id;
 	pthread_mutex_t lock;
 	int idle[POOL_MAX];
 	size_t n_idle;
@@ -84,15 +86,19 @@ static msb_errc reply_status(const msb_buf *payload, uint16_t type, msb_error *e
 	return msb_error_set(err, c, "%.*s", (int)msg_len, msg ? (const char *)msg : "");
 }
 
-/* Send one request and read its reply on `cn`. */
-static msb_errc round_trip(msb_agent_client *c, const conn *cn, uint16_t type,
-			   const msb_buf *payload, int64_t deadline, msb_buf *reply,
-			   msb_error *err)
+/* Send one request on `cn`; its id is what read_reply matches. */
+static msb_errc send_request(msb_agent_client *c, const conn *cn, uint16_t type,
+			     const msb_buf *payload, uint32_t *id, msb_error *err)
 {
-	uint32_t id = __atomic_add_fetch(&c->next_id, 1, __ATOMIC_RELAXED);
-	msb_errc rc = msb_agent_frame_write(cn->wfd, type, id, payload, err);
-	if (rc != MSB_OK)
-		return rc;
+	*id = __atomic_add_fetch(&c->next_id, 1, __ATOMIC_RELAXED);
+	return msb_agent_frame_write(cn->wfd, type, *id, payload, err);
+}
+
+/* Read the reply to request `id` of `type` on `cn`, and its status. */
+static msb_errc read_reply(msb_agent_client *c, const conn *cn, uint16_t type, uint32_t id,
+			   int64_t deadline, msb_buf *reply, msb_error *err)
+{
+	msb_errc rc;
 	msb_agent_header h;
 	/*
 	 * On a shared stream, a reply to an earlier request that timed out on this side may
@@ -125,18 +131,42 @@ static msb_errc round_trip(msb_agent_client *c, const conn *cn, uint16_t type,
 	return reply_status(reply, type, err);
 }
 
-static msb_errc hello(msb_agent_client *c, const conn *cn, int64_t deadline, msb_error *err)
+static msb_errc round_trip(msb_agent_client *c, const conn *cn, uint16_t type,
+			   const msb_buf *payload, int64_t deadline, msb_buf *reply,
+			   msb_error *err)
 {
-	msb_buf payload = { 0 }, reply = { 0 };
+	uint32_t id;
+	msb_errc rc = send_request(c, cn, type, payload, &id, err);
+	return rc == MSB_OK ? read_reply(c, cn, type, id, deadline, reply, err) : rc;
+}
+
+static msb_errc hello_send(msb_agent_client *c, const conn *cn, uint32_t *id, msb_error *err)
+{
+	msb_buf payload = { 0 };
 	msb_errc rc = msb_agent_put_u32(&payload, MSB_TAG_VERSION, MSB_AGENT_PROTOCOL_VERSION, err);
 	if (rc == MSB_OK)
-		rc = round_trip(c, cn, MSB_AGENT_HELLO, &payload, deadline, &reply, err);
+		rc = send_request(c, cn, MSB_AGENT_HELLO, &payload, id, err);
 	msb_buf_free(&payload);
+	return rc;
+}
+
+static msb_errc hello_read(msb_agent_client *c, const conn *cn, uint32_t id, int64_t deadline,
+			   msb_error *err)
+{
+	msb_buf reply = { 0 };
+	msb_errc rc = read_reply(c, cn, MSB_AGENT_HELLO, id, deadline, &reply, err);
 	msb_buf_free(&reply);
 	return rc;
 }
 
-static msb_errc connect_unix(msb_agent_client *c, int64_t deadline, conn *cn, msb_error *err)
+static msb_errc hello(msb_agent_client *c, const conn *cn, int64_t deadline, msb_error *err)
+{
+	uint32_t id;
+	msb_errc rc = hello_send(c, cn, &id, err);
+	return rc == MSB_OK ? hello_read(c, cn, id, deadline, err) : rc;
+}
+
+static msb_errc connect_only(msb_agent_client *c, conn *cn, msb_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(c->socket_path) >= sizeof sa.sun_path)
@@ -154,9 +184,14 @@ static msb_errc connect_unix(msb_agent_client *c, int64_t deadline, conn *cn, ms
 					   c->socket_path);
 	}
 	cn->rfd = cn->wfd = fd;
-	msb_errc rc = hello(c, cn, deadline, err);
-	if (rc != MSB_OK)
-		close(fd);
+	return MSB_OK;
+}
+
+static msb_errc connect_unix(msb_agent_client *c, int64_t deadline, conn *cn, msb_error *err)
+{
+	msb_errc rc = connect_only(c, cn, err);
+	if (rc == MSB_OK && (rc = hello(c, cn, deadline, err)) != MSB_OK)
+		close(cn->rfd);
 	return rc;
 }
 
@@ -244,7 +279,7 @@ static msb_errc client_new(msb_agent_client **out, double timeout, msb_error *er
 	if (!c)
 		return msb_error_set(err, MSB_E_NOMEM, "agent client: out of memory");
 	pthread_mutex_init(&c->lock, NULL);
-	c->rfd = c->wfd = -1;
+	c->rfd = c->wfd = c->greeting = -1;
 	c->timeout = timeout;
 	*out = c;
 	return MSB_OK;
@@ -271,6 +306,47 @@ msb_errc msb_agent_client_open_unix(const char *socket_path, double timeout,
 	conn_put(c, &cn, true);
 	*out = c;
 	return MSB_OK;
+}
+
+msb_errc msb_agent_client_greet_start(const char *socket_path, double timeout,
+				      msb_agent_client **out, msb_error *err)
+{
+	msb_agent_client *c = NULL;
+	msb_errc rc = client_new(&c, timeout, err);
+	if (rc != MSB_OK)
+		return rc;
+	conn cn;
+	if (!(c->socket_path = strdup(socket_path)))
+		rc = msb_error_set(err, MSB_E_NOMEM, "agent client: out of memory");
+	if (rc == MSB_OK)
+		rc = connect_only(c, &cn, err);
+	if (rc == MSB_OK) {
+		c->greeting = cn.rfd;
+		rc = hello_send(c, &cn, &c->greeting_id, err);
+	}
+	if (rc != MSB_OK) {
+		msb_agent_client_close(c);
+		return rc;
+	}
+	*out = c;
+	return MSB_OK;
+}
+
+int msb_agent_client_greeting_fd(const msb_agent_client *c)
+{
+	return c->greeting;
+}
+
+msb_errc msb_agent_client_greet_finish(msb_agent_client *c, double timeout, msb_error *err)
+{
+	if (c->greeting < 0)
+		return msb_error_set(err, MSB_E_VALUE, "agent client: no greeting is under way");
+	conn cn = { c->greeting, c->greeting };
+	c->greeting = -1;
+	msb_errc rc = hello_read(c, &cn, c->greeting_id,
+				 msb_agent_deadline_after(msb_agent_default_timeout(c, timeout)), err);
+	conn_put(c, &cn, rc == MSB_OK);
+	return rc;
 }
 
 msb_errc msb_agent_client_open_fds(int rfd, int wfd, double timeout, msb_agent_client **out,
@@ -302,6 +378,8 @@ void msb_agent_client_close(msb_agent_client *c)
 		return;
 	for (size_t i = 0; i < c->n_idle; i++)
 		close(c->idle[i]);
+	if (c->greeting >= 0)
+		close(c->greeting);
 	if (c->rfd >= 0)
 		close(c->rfd);
 	if (c->wfd >= 0 && c->wfd != c->rfd)

@@ -145,12 +145,19 @@ static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const d
 					 inst->boundary.name, p->work);
 	if (rc == MSB_OK)
 		rc = driver_meta_write(p, k, spec->kind, err);
+	msb_agent_client *greeted = NULL;
 	p->box.spec = spec;
+	p->box.greeted = &greeted;
 	if (rc == MSB_OK)
 		rc = inst->boundary.start(inst->boundary.ctx, &p->box, err);
 	p->box.spec = NULL;
-	if (rc == MSB_OK)
+	p->box.greeted = NULL;
+	if (rc == MSB_OK && greeted)
+		*client = greeted;
+	else if (rc == MSB_OK)
 		rc = await_agent(inst, p, client, err);
+	else
+		msb_agent_client_close(greeted);
 	if (rc != MSB_OK) {
 		msb_disposal_failure f = { 0 };
 		if (driver_teardown(inst, p, &f)) {

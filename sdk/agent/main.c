@@ -5,10 +5,10 @@
  * the command of a bubblewrap or gVisor container whose root has no libraries, and as a
  * microVM's /init. The command line is msb_agent_config_argv()'s (msb/agent.h).
  *
- * --listen serves each connection in a forked child: one slow exec never blocks another
- * request, and a crash while serving one request loses that connection, not the sandbox.
- * The listening process is the child subreaper that owns every command's leftovers, reaps
- * them, and kills them all on SHUTDOWN or SIGTERM.
+ * --listen (a socket path) and --listen-fd (a socket made by the launcher) serve each
+ * connection in a process of its own (listen.c). The listening process is the child
+ * subreaper that owns every command's leftovers, reaps them, and kills them all on SHUTDOWN
+ * or SIGTERM.
  *
  * `msb-agent --reap` is another job for the same small static binary, outside the sandbox:
  * what a launcher's resident process execs once it has started its sandbox (bwrap's
@@ -38,12 +38,12 @@
 
 agent_conf agent;
 
-static volatile sig_atomic_t terminate;
+volatile sig_atomic_t agent_terminating;
 
 static void on_term(int sig)
 {
 	(void)sig;
-	terminate = 1;
+	agent_terminating = 1;
 }
 
 static void die(const char *fmt, ...) MSB_PRINTF(1, 2);
@@ -60,6 +60,7 @@ static void die(const char *fmt, ...)
 
 typedef struct options {
 	const char *listen_path, *fds, *device;
+	int listen_fd;
 	int ready_fd;
 	long uid, gid;
 	size_t n_run_code;
@@ -94,6 +95,8 @@ static void parse_args(int argc, char **argv, options *o)
 		const char *v = argv[++i];
 		if (!strcmp(f, "--listen"))
 			o->listen_path = v;
+		else if (!strcmp(f, "--listen-fd"))
+			o->listen_fd = (int)parse_u64(f, v);
 		else if (!strcmp(f, "--fd"))
 			o->fds = v;
 		else if (!strcmp(f, "--device"))
@@ -131,8 +134,8 @@ static void parse_args(int argc, char **argv, options *o)
 	}
 	if (!agent.work_dir || agent.work_dir[0] != '/')
 		die("%s", "--work-dir needs an absolute directory");
-	if (!!o->listen_path + !!o->fds + !!o->device != 1)
-		die("%s", "exactly one of --listen, --fd, --device is needed");
+	if (!!o->listen_path + (o->listen_fd >= 0) + !!o->fds + !!o->device != 1)
+		die("%s", "exactly one of --listen, --listen-fd, --fd, --device is needed");
 	if (!agent.default_timeout_ms)
 		agent.default_timeout_ms = 60000;
 	if (!agent.default_max_output)
@@ -152,7 +155,7 @@ static void drop_privileges(const options *o)
 		die("cannot drop to uid %ld: %s", o->uid, strerror(errno));
 }
 
-static void signal_ready(int fd)
+void agent_signal_ready(int fd)
 {
 	if (fd < 0)
 		return;
@@ -182,39 +185,28 @@ static int listen_on(const char *path)
 	return fd;
 }
 
-static void serve_connection(int lfd, int c)
+/*
+ * --listen-fd: a socket the launcher made, bound and listening, e.g. one only the host's
+ * user can connect to, or one that host connections were queued on before the agent ran.
+ */
+static int adopt_listener(int fd)
 {
-	close(lfd);
-	signal(SIGTERM, SIG_DFL);
-	bool shutdown = false;
-	agent_serve_stream(c, c, &shutdown);
-	if (shutdown)
-		kill(agent.supervisor, SIGTERM);
-	_exit(0);
+	int listening = 0;
+	socklen_t len = sizeof listening;
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening)
+		die("--listen-fd %d is not a listening socket", fd);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
 }
 
 static int serve_listen(const options *o)
 {
-	int lfd = listen_on(o->listen_path);
+	int lfd = o->listen_path ? listen_on(o->listen_path) : adopt_listener(o->listen_fd);
 	drop_privileges(o);
-	signal_ready(o->ready_fd);
-	while (!terminate) {
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-		int n = poll(&p, 1, 200);
-		agent_reap();
-		if (n <= 0)
-			continue;
-		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0)
-			continue;
-		pid_t pid = fork();
-		if (pid == 0)
-			serve_connection(lfd, c);
-		close(c);
-	}
-	agent_kill_descendants();
-	unlink(o->listen_path);
-	return 0;
+	int rc = agent_serve_listen(lfd, o->ready_fd);
+	if (o->listen_path)
+		unlink(o->listen_path);
+	return rc;
 }
 
 static int serve_fds(const options *o)
@@ -226,7 +218,7 @@ static int serve_fds(const options *o)
 		wfd = rfd;
 	}
 	drop_privileges(o);
-	signal_ready(o->ready_fd);
+	agent_signal_ready(o->ready_fd);
 	bool shutdown = false;
 	agent_serve_stream(rfd, wfd, &shutdown);
 	agent_kill_descendants();
@@ -236,10 +228,10 @@ static int serve_fds(const options *o)
 static int serve_device(const options *o)
 {
 	drop_privileges(o);
-	signal_ready(o->ready_fd);
+	agent_signal_ready(o->ready_fd);
 	bool shutdown = false;
 	/* A serial port outlives a host connection: serve it again after the peer goes. */
-	while (!shutdown && !terminate) {
+	while (!shutdown && !agent_terminating) {
 		int fd = open(o->device, O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
 			die("cannot open %s: %s", o->device, strerror(errno));
@@ -274,7 +266,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (argc == 2 && !strcmp(argv[1], "--reap"))
 		return reap_all();
-	options o = { .ready_fd = -1, .uid = -1, .gid = -1 };
+	options o = { .listen_fd = -1, .ready_fd = -1, .uid = -1, .gid = -1 };
 	/*
 	 * A closed 0, 1 or 2 would be reused by the first socket or pipe; fill it. (run.c copes
 	 * without, for a boundary that has no /dev/null yet.)
@@ -296,7 +288,7 @@ int main(int argc, char **argv)
 		die("cannot create work dir %s", agent.work_dir);
 	if (chdir(agent.work_dir) < 0)
 		die("cannot enter work dir %s", agent.work_dir);
-	if (o.listen_path)
+	if (o.listen_path || o.listen_fd >= 0)
 		return serve_listen(&o);
 	if (o.fds)
 		return serve_fds(&o);

@@ -23,10 +23,18 @@
 
 #include "agent_internal.h"
 
+bool agent_reap_saw(pid_t watched)
+{
+	bool saw = false;
+	pid_t pid;
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		saw = saw || (watched > 0 && pid == watched);
+	return saw;
+}
+
 void agent_reap(void)
 {
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	agent_reap_saw(0);
 }
 
 /* The parent of `pid` from /proc/<pid>/stat, or -1. */

@@ -4,6 +4,8 @@
  * and oversize frames answered and survived, file operations through the work alias, and
  * SHUTDOWN killing a daemon that escaped its command's process group.
  */
+#include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -387,6 +389,157 @@ static void test_reap_mode_outlasts_every_descendant(void **state)
 	close(pipefd[0]);
 }
 
+/* The children of `parent`, from /proc (this kernel may have no .../children file). */
+static size_t children_of(pid_t parent, pid_t *out, size_t max)
+{
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < max) {
+		char path[300], buf[512];
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t got = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[got] = '\0';
+		char *p = strrchr(buf, ')');
+		char state;
+		long ppid;
+		if (p && sscanf(p + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent && state != 'Z')
+			out[n++] = (pid_t)atol(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Wait up to 2 s for `parent` to have exactly one child other than `not`; that child or 0. */
+static pid_t one_child_but(pid_t parent, pid_t not)
+{
+	for (int i = 0; i < 400; i++) {
+		pid_t kids[8];
+		size_t n = children_of(parent, kids, 8);
+		if (n == 1 && kids[0] != not)
+			return kids[0];
+		fixture_sleep_ms(5);
+	}
+	return 0;
+}
+
+/*
+ * The process that will serve the next connection is forked before anyone connects (so the
+ * fork is never between a host's connect and its answer); killed, it is replaced; and it
+ * dies with the supervisor, which alone reaps and ends what a connection starts.
+ */
+static void test_an_acceptor_waits_is_replaced_and_dies_with_its_supervisor(void **state)
+{
+	(void)state;
+	agent_fixture f;
+	fixture_start(&f, "--listen", NULL);
+	pid_t first = one_child_but(f.pid, 0);
+	assert_true(first > 0); /* ready, and nobody has connected yet */
+	assert_int_equal(kill(first, SIGKILL), 0);
+	pid_t second = one_child_but(f.pid, first);
+	assert_true(second > 0);
+	msb_agent_client *c = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_client_open_unix(f.sock, 5, &c, &err), MSB_OK);
+	assert_int_equal(msb_agent_ping(c, 5, &err), MSB_OK);
+	msb_agent_client_close(c);
+	pid_t kids[8];
+	size_t n = children_of(f.pid, kids, 8);
+	assert_true(n >= 1);
+	assert_int_equal(kill(f.pid, SIGKILL), 0);
+	assert_int_equal(waitpid(f.pid, NULL, 0), f.pid);
+	f.pid = 0;
+	for (size_t i = 0; i < n; i++)
+		assert_true(fixture_wait_gone(kids[i], 2000));
+	fixture_stop(&f);
+}
+
+/* Start the agent on a listening socket made here (--listen-fd); its stderr on *errfd. */
+static pid_t start_on_fd(const agent_fixture *f, int fd, int *errfd)
+{
+	int errpipe[2];
+	assert_int_equal(pipe2(errpipe, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd, 3);
+		dup2(errpipe[1], 2);
+		execl(AGENT_BINARY, AGENT_BINARY, "--listen-fd", "3", "--work-dir", f->work, (char *)NULL);
+		_exit(127);
+	}
+	close(errpipe[1]);
+	*errfd = errpipe[0];
+	return pid;
+}
+
+/*
+ * --listen-fd: a socket the launcher made and listens on. A host that connected and said
+ * HELLO before the agent even ran is answered once it does: what lets a sandbox's start
+ * greet the agent while the sandbox is still being built.
+ */
+static void test_a_greeting_queued_before_the_agent_runs_is_answered(void **state)
+{
+	(void)state;
+	agent_fixture f = { .pid = 0 };
+	fixture_mkdirs(&f);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", f.sock);
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	msb_agent_client *c = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_client_greet_start(f.sock, 5, &c, &err), MSB_OK);
+	struct pollfd p = { msb_agent_client_greeting_fd(c), POLLIN, 0 };
+	assert_int_equal(poll(&p, 1, 50), 0); /* nobody to answer yet */
+	int errfd;
+	f.pid = start_on_fd(&f, lfd, &errfd);
+	close(lfd);
+	close(errfd);
+	assert_int_equal(msb_agent_client_greet_finish(c, 5, &err), MSB_OK);
+	const char *const argv[] = { "echo", "queued", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 10 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(msb_agent_exec(c, &req, NULL, &res, &err), MSB_OK);
+	assert_int_equal(res.out.len, 7);
+	assert_memory_equal(res.out.data, "queued\n", 7);
+	msb_exec_result_free(&res);
+	/* A second greeting on a client that has finished its first is refused, not read. */
+	assert_int_equal(msb_agent_client_greet_finish(c, 1, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "no greeting"));
+	msb_error_clear(&err);
+	msb_agent_client_close(c);
+	fixture_stop(&f);
+}
+
+/* An fd that is not a listening socket is refused at start, saying which. */
+static void test_listen_fd_refuses_what_is_not_listening(void **state)
+{
+	(void)state;
+	agent_fixture f = { .pid = 0 };
+	fixture_mkdirs(&f);
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	int errfd;
+	pid_t pid = start_on_fd(&f, sv[0], &errfd);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	char said[256] = "";
+	ssize_t n = read(errfd, said, sizeof said - 1);
+	said[n > 0 ? n : 0] = '\0';
+	close(errfd);
+	close(sv[0]);
+	close(sv[1]);
+	fixture_stop(&f);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 2);
+	assert_non_null(strstr(said, "--listen-fd 3 is not a listening socket"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +551,9 @@ int main(void)
 		cmocka_unit_test(test_concurrent_requests),
 		cmocka_unit_test(test_files_through_alias),
 		cmocka_unit_test(test_reap_mode_outlasts_every_descendant),
+		cmocka_unit_test(test_an_acceptor_waits_is_replaced_and_dies_with_its_supervisor),
+		cmocka_unit_test(test_a_greeting_queued_before_the_agent_runs_is_answered),
+		cmocka_unit_test(test_listen_fd_refuses_what_is_not_listening),
 		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
 	};
 	return cmocka_run_group_tests(tests, setup, agent_session_teardown);

@@ -249,38 +249,32 @@ static void no_host_descriptors_inside(void **state)
 }
 
 /*
- * The guest replaces the agent's socket with a link to a host socket of the test's: the
- * host still reaches the real agent (its link is to the socket's inode), never the decoy.
+ * The agent's socket is nowhere the guest can reach: msb makes it in the box directory,
+ * owner-only, and hands it to the agent open. So no guest can replace it with a link to
+ * another host socket, or connect to it from another user: the host reaches the agent or
+ * nothing.
  */
-static void a_replaced_socket_does_not_redirect_the_host(void **state)
+static void the_agents_socket_is_out_of_the_guests_reach(void **state)
 {
 	(void)state;
-	char decoy[100]; /* fits sun_path */
-	snprintf(decoy, sizeof decoy, "%s/decoy.sock", fx.state);
-	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	snprintf(a.sun_path, sizeof a.sun_path, "%s", decoy);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
-	assert_int_equal(listen(lfd, 4), 0);
-
-	msb_sandbox_handle *h = acquire("decoy", NULL);
-	msb_exec_result r = backend_run(&fx, h, 10, 0, "rm -f /msb/run/agent.sock && ln -s %s /msb/run/agent.sock && echo swapped",
-			       decoy);
-	assert_string_equal(backend_out(&r), "swapped\n");
+	msb_sandbox_handle *h = acquire("socket", NULL);
+	msb_exec_result r = backend_run(&fx, h, 10, 0,
+					"ls -A /msb; find / -xdev -type s 2>/dev/null | wc -l");
+	assert_string_equal(backend_out(&r), "bin\nwork\n0\n");
 	msb_exec_result_free(&r);
+	struct stat st;
+	assert_int_equal(lstat(msb_driver_sandbox_box(h)->socket_path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_uid, geteuid());
+	assert_int_equal(st.st_mode & 077, 0);
 	fx.ops->release(h);
-
 	/* A fresh handle (a new connection through the state directory) still works. */
-	h = acquire("decoy", NULL);
+	h = acquire("socket", NULL);
 	r = backend_run(&fx, h, 10, 0, "echo still-the-agent");
 	assert_string_equal(backend_out(&r), "still-the-agent\n");
 	msb_exec_result_free(&r);
-	assert_int_equal(accept(lfd, NULL, NULL), -1);
-	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
-	close(lfd);
-	unlink(decoy);
 	fx.ops->release(h);
-	backend_dispose(&fx, "decoy", NULL);
+	backend_dispose(&fx, "socket", NULL);
 }
 
 /* ---- limits ------------------------------------------------------------------------ */
@@ -831,6 +825,70 @@ static void a_keeper_that_cannot_become_the_reaper_fails_the_start(void **state)
 	assert_int_equal(leaks, 0);
 }
 
+/*
+ * Start a sandbox whose agent is a shell script (`body` after a line that execs the real
+ * agent for the keeper's --reap), with start_timeout 0.5 s; what acquire said into `said`.
+ * Whatever happens, nothing may be left behind.
+ */
+static msb_errc start_with_stand_in(const char *body, char *said, size_t n)
+{
+	char dir[64], agent[96], cmd[256];
+	snprintf(dir, sizeof dir, "/tmp/msb-stand-in-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(agent, sizeof agent, "%s/agent.sh", dir);
+	FILE *f = fopen(agent, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n[ \"$1\" = --reap ] && exec %s --reap\n%s\n", BACKEND_FIXTURE_AGENT, body);
+	fclose(f);
+	assert_int_equal(chmod(agent, 0755), 0);
+	backend_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(backend_fixture_state(&mine, NULL, "/tmp/msb-bwrap-test-XXXXXX", &err), MSB_OK);
+	char parent[96];
+	bwrap_fixture_cgroup_parent(&mine, parent, sizeof parent);
+	assert_int_equal(backend_fixture_load(&mine, BWRAP_PLUGIN, &err,
+					      "state_dir: %s\nagent: %s\ncgroup_parent: %s\nstart_timeout: 0.5\n",
+					      mine.state, agent, parent),
+			 MSB_OK);
+	msb_key k = backend_key("stand-in", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_errc rc = mine.ops->acquire(mine.self, &k, &spec, &h, &err);
+	snprintf(said, n, "%s", msb_error_message(&err));
+	msb_error_clear(&err);
+	backend_fixture_close(&mine);
+	int leaks = bwrap_fixture_leaks(&mine);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(leaks, 0);
+	return rc;
+}
+
+/*
+ * An agent that never answers the greeting queued at launch fails the start at
+ * start_timeout; one that hangs up on it (and lives on) is reported as refusing it, not as a
+ * sandbox that died.
+ */
+static void an_agent_that_does_not_answer_fails_the_start(void **state)
+{
+	(void)state;
+	BWRAP_NEED_CGROUPS();
+	char said[512];
+	assert_int_equal(start_with_stand_in("exec sleep 30", said, sizeof said), MSB_E_BACKEND);
+	assert_non_null(strstr(said, "the agent did not answer within 0.5 s"));
+	if (access("/usr/bin/python3", X_OK) != 0) {
+		printf("skip (part): no python3 to stand in for an agent that hangs up\n");
+		return;
+	}
+	assert_int_equal(start_with_stand_in("exec /usr/bin/python3 -c 'import socket, time\n"
+					     "c, _ = socket.socket(fileno=6).accept()\n"
+					     "c.close()\n"
+					     "time.sleep(30)'", said, sizeof said),
+			 MSB_E_PROTOCOL);
+	assert_non_null(strstr(said, "the agent refused its greeting"));
+	assert_non_null(strstr(said, "reading a frame failed")); /* reset: the HELLO went unread */
+}
+
 static void a_failed_start_says_why(void **state)
 {
 	(void)state;
@@ -850,7 +908,7 @@ static void a_failed_start_says_why(void **state)
 	msb_key k = backend_key("closed-image", NULL);
 	msb_sandbox_handle *h = NULL;
 	assert_int_equal(mine.ops->acquire(mine.self, &k, &s, &h, &err), MSB_E_BACKEND);
-	assert_non_null(strstr(msb_error_message(&err), "exited before its agent listened"));
+	assert_non_null(strstr(msb_error_message(&err), "exited before its agent answered"));
 	assert_non_null(strstr(msb_error_message(&err), "bwrap: "));
 	msb_error_clear(&err);
 	msb_disposal_failure f = { 0 };
@@ -926,7 +984,7 @@ int main(void)
 		cmocka_unit_test(root_is_read_only_and_work_dir_writable),
 		cmocka_unit_test(egress_is_closed),
 		cmocka_unit_test(blocked_syscalls_and_no_capabilities),
-		cmocka_unit_test(a_replaced_socket_does_not_redirect_the_host),
+		cmocka_unit_test(the_agents_socket_is_out_of_the_guests_reach),
 		cmocka_unit_test(no_host_descriptors_inside),
 		cmocka_unit_test(limits_are_in_force_when_acquire_returns),
 		cmocka_unit_test(keeper_does_not_pin_host_memory),
@@ -941,6 +999,7 @@ int main(void)
 		cmocka_unit_test(unknown_image_is_refused),
 		cmocka_unit_test(unsearchable_state_parent_is_refused),
 		cmocka_unit_test(a_failed_start_says_why),
+		cmocka_unit_test(an_agent_that_does_not_answer_fails_the_start),
 		cmocka_unit_test(a_keeper_that_cannot_become_the_reaper_fails_the_start),
 		cmocka_unit_test(configured_image_is_the_root),
 	};

@@ -75,21 +75,20 @@ static void die(const char *what, const msb_error *err)
 /* ---- bare: bwrap with the backend's flags, running `true` ---------------------------- */
 
 static char **bare_argv;
-static int bare_fds[4]; /* seccomp, work, run, agent: no ready pipe for `true` */
+static int bare_fds[3]; /* seccomp, work, agent: no agent socket for `true` */
 static long drop_uid = -1;
 
 static void bare_prepare(void)
 {
 	msb_error err = MSB_ERROR_INIT;
-	char work[160], run[160];
+	char work[160];
 	snprintf(bare_dir, sizeof bare_dir, "%s/bare", state);
 	snprintf(work, sizeof work, "%s/work", bare_dir);
-	snprintf(run, sizeof run, "%s/run", bare_dir);
-	if (mkdir(bare_dir, 0711) || mkdir(work, 0700) || mkdir(run, 0700))
+	if (mkdir(bare_dir, 0711) || mkdir(work, 0700))
 		die("mkdir", NULL);
 	if (geteuid() == 0) {
 		drop_uid = 65534;
-		if (chmod(state, 0711) || chown(work, 65534, 65534) || chown(run, 65534, 65534))
+		if (chmod(state, 0711) || chown(work, 65534, 65534))
 			die("chown", NULL);
 	}
 	msb_buf bpf = { 0 };
@@ -97,13 +96,11 @@ static void bare_prepare(void)
 		die("seccomp", &err);
 	msb_buf_free(&bpf);
 	bare_fds[1] = open(work, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	bare_fds[2] = open(run, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	bare_fds[3] = open(AGENT, O_PATH | O_CLOEXEC);
+	bare_fds[2] = open(AGENT, O_PATH | O_CLOEXEC);
 	msb_bwrap_layout layout = {
 		.image_root = NULL,
 		.work_guest = MSB_DEFAULT_WORK_DIR,
 		.work_fd = MSB_BWRAP_FD_WORK,
-		.run_fd = MSB_BWRAP_FD_RUN,
 		.agent_fd = MSB_BWRAP_FD_AGENT,
 		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
 		.tmp_size = 64u << 20,
@@ -118,10 +115,10 @@ static double bare_once(bool to_nothing_left)
 	double t = now_ms();
 	pid_t p = fork();
 	if (p == 0) {
-		int high[4];
-		for (int i = 0; i < 4; i++)
+		int high[3];
+		for (int i = 0; i < 3; i++)
 			high[i] = fcntl(bare_fds[i], F_DUPFD_CLOEXEC, 64);
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 3; i++)
 			dup2(high[i], MSB_BWRAP_FD_SECCOMP + i);
 		lseek(MSB_BWRAP_FD_SECCOMP, 0, SEEK_SET);
 		if (drop_uid >= 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||

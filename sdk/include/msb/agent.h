@@ -253,7 +253,7 @@ typedef struct msb_agent_config {
 #define MSB_AGENT_CONFIG_INIT { NULL, NULL, 60.0, 1024 * 1024, NULL, { 0, 0, 0, 0, 0 }, NULL, -1, -1 }
 
 /*
- * Build the agent's argv: `binary`, then `mode` ("--listen"/"--fd"/"--device") and
+ * Build the agent's argv: `binary`, then `mode` ("--listen"/"--listen-fd"/"--fd"/"--device") and
  * `mode_arg`, then the config's flags, then ready-fd when >= 0. The result is one allocation
  * (free() it) holding the pointer array and every string.
  */
@@ -275,6 +275,19 @@ typedef struct msb_agent_client msb_agent_client;
  */
 msb_errc msb_agent_client_open_unix(const char *socket_path, double timeout,
 				    msb_agent_client **out, msb_error *err);
+/*
+ * The same opening in two halves, for a launcher that has its own waiting to do meanwhile
+ * (for the sandbox to die, say). greet_start connects to `socket_path`, which must already be
+ * listening — a socket the launcher made and handed to the agent (msb-agent --listen-fd),
+ * where the connection waits in the listen queue until the agent runs — and sends HELLO.
+ * msb_agent_client_greeting_fd is the connection to poll for the answer, and greet_finish
+ * reads it (waiting up to `timeout`; <= 0: the client's). A client whose greeting failed can
+ * only be closed.
+ */
+msb_errc msb_agent_client_greet_start(const char *socket_path, double timeout,
+				      msb_agent_client **out, msb_error *err);
+int msb_agent_client_greeting_fd(const msb_agent_client *client);
+msb_errc msb_agent_client_greet_finish(msb_agent_client *client, double timeout, msb_error *err);
 /*
  * Talk over one stream (a connected socket, a pipe pair, a serial port): the client takes
  * ownership of the fds (rfd == wfd for a socket) and serialises requests with a mutex.

@@ -78,6 +78,12 @@ typedef struct msb_driver_box {
 	const char *work_dir;     /* <dir>/work: created by the driver */
 	const msb_spec *spec;     /* NULL in stop (disposal knows no spec) */
 	const msb_driver_config *config;
+	/*
+	 * In start only: where a start that has already had its agent's HELLO answered (it
+	 * made the listening socket itself, see msb_agent_client_greet_start) leaves that
+	 * client. The driver then uses it instead of connecting and waiting. NULL elsewhere.
+	 */
+	msb_agent_client **greeted;
 } msb_driver_box;
 
 typedef struct msb_boundary {
