@@ -15,6 +15,7 @@
  *
  * MSB_BENCH_HOST_MIB=N makes the benchmark a large host first (N MiB written, so a fork
  * must copy its page tables): what an agent runtime embedding libmsb pays per sandbox.
+ * MSB_BENCH_ROUNDS_OUT=FILE writes every round's figures there, for paired comparisons.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -275,6 +276,16 @@ int main(void)
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 	}
+	/* MSB_BENCH_ROUNDS_OUT=FILE: every round's figures, before the medians take the noise
+	 * out (a round's cold cycle and its baselines ran within ~20 ms of each other). */
+	const char *rounds_out = getenv("MSB_BENCH_ROUNDS_OUT");
+	FILE *rf = rounds_out ? fopen(rounds_out, "we") : NULL;
+	for (int r = 0; rf && r < ROUNDS; r++)
+		fprintf(rf, "bare %.3f bare_full %.3f agent %.3f cold %.3f acquire %.3f exec %.3f "
+			"dispose %.3f\n", bare[r], bare_full[r], agent[r], cold[r], split[0][r],
+			split[1][r], split[2][r]);
+	if (rf)
+		fclose(rf);
 	msb_key key = { "bench", "warm", "a", "" };
 	msb_sandbox_handle *h = NULL;
 	msb_error err = MSB_ERROR_INIT;
