@@ -6,7 +6,8 @@
  *   bare, to nothing left: the same, then also wait until bwrap's init (which bwrap does not
  *           wait for) is gone with its namespaces — what a disposal that verifies must wait
  *           for; the bench is a subreaper, so that init is its child
- *   agent:  start msb-agent on the host (no boundary) until it answers HELLO, then stop it
+ *   agent:  start msb-agent on the host (no boundary) as a sandbox starts it — on a socket
+ *           made first, the host's HELLO queued — until it answers, then stop it
  *   cold:   acquire + exec `true` + dispose through the real plugin (cgroups included)
  *   warm:   exec `true` in an acquired sandbox (a socket round trip + a fork in the guest)
  *
@@ -25,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -142,31 +145,42 @@ static double bare_once(bool to_nothing_left)
 
 /* ---- agent: start on the host until HELLO ------------------------------------------- */
 
+/*
+ * The agent started as the sandbox starts it: on a listening socket made first (--listen-fd),
+ * with the host's HELLO already queued on it, until the answer is read. No poll interval
+ * between the agent listening and the host noticing, as there is none in the sandbox.
+ */
 static double agent_once(void)
 {
 	msb_error err = MSB_ERROR_INIT;
-	char sock[192], work[160];
-	snprintf(sock, sizeof sock, "%s/agent.sock", bare_dir);
+	char work[160];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *sock = sa.sun_path;
+	if (snprintf(sa.sun_path, sizeof sa.sun_path, "%s/agent.sock", bare_dir) >= (int)sizeof sa.sun_path)
+		die("socket path too long", NULL);
 	snprintf(work, sizeof work, "%s/work", bare_dir);
 	msb_agent_config cfg = MSB_AGENT_CONFIG_INIT;
 	cfg.work_dir = work;
 	char **argv = NULL;
-	if (msb_agent_config_argv(AGENT, "--listen", sock, &cfg, -1, &argv, &err))
+	if (msb_agent_config_argv(AGENT, "--listen-fd", "3", &cfg, -1, &argv, &err))
 		die("agent argv", &err);
 	unlink(sock);
 	double t = now_ms();
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 8))
+		die("agent socket", NULL);
+	msb_agent_client *c = NULL;
+	if (msb_agent_client_greet_start(sock, 5, &c, &err))
+		die("greet", &err);
 	pid_t p = fork();
 	if (p == 0) {
+		dup2(lfd, 3);
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	msb_agent_client *c = NULL;
-	while (msb_agent_client_open_unix(sock, 1.0, &c, NULL) != MSB_OK) {
-		if (now_ms() - t > 5000)
-			die("agent did not answer", NULL);
-		struct timespec ts = { 0, 100000 };
-		nanosleep(&ts, NULL);
-	}
+	close(lfd);
+	if (msb_agent_client_greet_finish(c, 5, &err))
+		die("agent did not answer", &err);
 	double d = now_ms() - t;
 	msb_agent_shutdown(c, 5, NULL);
 	msb_agent_client_close(c);
