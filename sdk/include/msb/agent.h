@@ -210,14 +210,18 @@ const char *msb_agent_type_name(uint16_t type);
  * How a boundary starts the agent. msb_agent_config_argv() turns this into the argv of the
  * agent binary, so a backend never spells the flags itself:
  *
- *   msb-agent --listen SOCKET | --fd RFD[,WFD] | --device PATH
+ *   msb-agent --listen SOCKET | --listen-fd N | --fd RFD[,WFD] | --device PATH
  *             --work-dir DIR [--work-alias GUESTDIR] [--ready-fd N]
  *             [--timeout SECONDS] [--max-output BYTES] [--run-code ARG]...
  *             [--rlimit-cpu S] [--rlimit-as B] [--rlimit-nofile N] [--rlimit-nproc N]
  *             [--rlimit-fsize B] [--path PATH] [--uid UID --gid GID]
  *
  * --listen serves each connection in its own forked child (a slow exec never blocks another
- * request); --fd and --device serve one stream, one request at a time. --work-alias makes the
+ * request), one of which always waits in accept() ahead of the next connection (it counts
+ * as a process of the agent's user, as the supervisor does). --listen-fd does the same on a
+ * listening socket the launcher made (refused at start when fd N is not one): connections
+ * queued on it before the agent ran are served as soon as it does. --fd and --device serve
+ * one stream, one request at a time. --work-alias makes the
  * guest path GUESTDIR (e.g. /msb/work) mean DIR, for a boundary that shares the host
  * filesystem. --ready-fd gets one byte and is closed once the agent listens. The agent makes
  * itself a child subreaper, so a command's daemon that escapes its process group is still

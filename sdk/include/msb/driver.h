@@ -143,7 +143,8 @@ const msb_driver_config *msb_driver_instance_config(const msb_backend_instance *
 
 /*
  * The agent's argv for `box`: `mode` "--listen" with the host-view socket (or the guest-view
- * path a boundary maps it to), the agent config, work dir `work_dir` (guest view; NULL means
+ * path a boundary maps it to; or "--listen-fd" with the number of a listening socket the
+ * boundary made and hands over), the agent config, work dir `work_dir` (guest view; NULL means
  * box->work_dir) and, when `work_alias` is non-NULL, that alias (for a boundary sharing the
  * host filesystem: the process backend passes spec->work_dir). free() the result.
  */
