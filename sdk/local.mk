@@ -9,7 +9,8 @@ sdk_libmsb_sdk_la_SOURCES = \
 	sdk/lib/spec.c \
 	sdk/lib/node.c \
 	sdk/lib/image.c \
-	sdk/lib/spawn.c
+	sdk/lib/spawn.c \
+	sdk/lib/unix_socket.c
 sdk_libmsb_sdk_la_LIBADD = -lm
 sdk_libmsb_sdk_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
 
@@ -20,7 +21,8 @@ msbinclude_HEADERS += \
 	sdk/include/msb/node.h \
 	sdk/include/msb/backend.h \
 	sdk/include/msb/image.h \
-	sdk/include/msb/spawn.h
+	sdk/include/msb/spawn.h \
+	sdk/include/msb/unix_socket.h
 
 nodist_pkgconfig_DATA += sdk/msb.pc
 EXTRA_DIST += sdk/msb.pc.in

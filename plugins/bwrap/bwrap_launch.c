@@ -48,13 +48,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <msb/spawn.h>
+#include <msb/unix_socket.h>
 
 #include "bwrap_launch.h"
 
@@ -247,25 +246,11 @@ static msb_errc read_reports(int fd, pid_t *pid, msb_error *err)
  */
 static int make_listener(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof sa.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	unlink(path);
 	mode_t old = umask(0177); /* restored: the sandbox inherits A's */
-	int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	int fd = msb_unix_listen(path);
+	int e = errno;
 	umask(old);
-	if (rc != 0 || listen(fd, 64) != 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
+	errno = e;
 	return fd;
 }
 

@@ -24,12 +24,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <msb/backend.h>
 #include <msb/driver.h>
+#include <msb/unix_socket.h>
 
 #include "qemu_internal.h"
 #include "relay.h"
@@ -83,25 +83,6 @@ static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, 
 	*blob = b;
 	*len = n;
 	return MSB_OK;
-}
-
-/* A connected unix socket to `path`, or -1 with errno. */
-static int connect_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof sa.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
 }
 
 /* Wait for the relay's verdict on the agent's HELLO; on failure say what the guest said. */
@@ -161,11 +142,11 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 	for (int i = 0; rc == MSB_OK && i < MSB_QEMU_PORTS; i++) {
 		char path[4300];
 		snprintf(path, sizeof path, "%s/vm%d.sock", box->dir, i);
-		if ((ports[i] = connect_unix(path)) < 0)
+		if ((ports[i] = msb_unix_connect(path)) < 0)
 			rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "
 						 "cannot connect to the VM's port %s", box->name, path);
 	}
-	int lfd = rc == MSB_OK ? msb_qemu_relay_listen(box->socket_path) : -1;
+	int lfd = rc == MSB_OK ? msb_unix_listen(box->socket_path) : -1;
 	int ready[2] = { -1, -1 };
 	if (rc == MSB_OK && lfd < 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: sandbox %s: "

@@ -50,7 +50,5 @@ pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_f
 			   size_t n_ports, int ready);
 /* Wait up to `timeout` s for the relay's word: 1 ready, 0 the stream closed, -1 timed out. */
 int msb_qemu_relay_await(int ready, double timeout);
-/* A listening unix socket at `path` (an old one there is replaced); -1 with errno. */
-int msb_qemu_relay_listen(const char *path);
 
 #endif

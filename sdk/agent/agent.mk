@@ -36,6 +36,7 @@ sdk_agent_msb_agent_SOURCES = \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \
+	sdk/lib/unix_socket.c \
 	$(MSB_CONFINE_SOURCES)
 sdk_agent_msb_agent_CFLAGS = $(WARN_CFLAGS) -O2
 sdk_agent_msb_agent_LDFLAGS = -all-static

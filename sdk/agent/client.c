@@ -13,12 +13,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <msb/agent.h>
+#include <msb/unix_socket.h>
 
 #include "client_internal.h"
 
@@ -168,21 +167,14 @@ static msb_errc hello(msb_agent_client *c, const conn *cn, int64_t deadline, msb
 
 static msb_errc connect_only(msb_agent_client *c, conn *cn, msb_error *err)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(c->socket_path) >= sizeof sa.sun_path)
+	int fd = msb_unix_connect(c->socket_path);
+	if (fd < 0 && errno == ENAMETOOLONG)
 		return msb_error_set(err, MSB_E_VALUE, "agent socket path too long: %s",
 				     c->socket_path);
-	strcpy(sa.sun_path, c->socket_path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return msb_error_set_errno(err, MSB_E_OS, errno, "agent client: socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		int e = errno;
-		close(fd);
-		return msb_error_set_errno(err, MSB_E_BACKEND, e,
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno,
 					   "agent client: cannot connect to the agent at %s",
 					   c->socket_path);
-	}
 	cn->rfd = cn->wfd = fd;
 	return MSB_OK;
 }
@@ -285,29 +277,6 @@ static msb_errc client_new(msb_agent_client **out, double timeout, msb_error *er
 	return MSB_OK;
 }
 
-msb_errc msb_agent_client_open_unix(const char *socket_path, double timeout,
-				    msb_agent_client **out, msb_error *err)
-{
-	msb_agent_client *c = NULL;
-	msb_errc rc = client_new(&c, timeout, err);
-	if (rc != MSB_OK)
-		return rc;
-	c->socket_path = strdup(socket_path);
-	if (!c->socket_path) {
-		msb_agent_client_close(c);
-		return msb_error_set(err, MSB_E_NOMEM, "agent client: out of memory");
-	}
-	conn cn;
-	rc = connect_unix(c, msb_agent_deadline_after(msb_agent_default_timeout(c, timeout)), &cn, err);
-	if (rc != MSB_OK) {
-		msb_agent_client_close(c);
-		return rc;
-	}
-	conn_put(c, &cn, true);
-	*out = c;
-	return MSB_OK;
-}
-
 msb_errc msb_agent_client_greet_start(const char *socket_path, double timeout,
 				      msb_agent_client **out, msb_error *err)
 {
@@ -315,7 +284,7 @@ msb_errc msb_agent_client_greet_start(const char *socket_path, double timeout,
 	msb_errc rc = client_new(&c, timeout, err);
 	if (rc != MSB_OK)
 		return rc;
-	conn cn;
+	conn cn = { -1, -1 };
 	if (!(c->socket_path = strdup(socket_path)))
 		rc = msb_error_set(err, MSB_E_NOMEM, "agent client: out of memory");
 	if (rc == MSB_OK)
@@ -346,6 +315,18 @@ msb_errc msb_agent_client_greet_finish(msb_agent_client *c, double timeout, msb_
 	msb_errc rc = hello_read(c, &cn, c->greeting_id,
 				 msb_agent_deadline_after(msb_agent_default_timeout(c, timeout)), err);
 	conn_put(c, &cn, rc == MSB_OK);
+	return rc;
+}
+
+msb_errc msb_agent_client_open_unix(const char *socket_path, double timeout,
+				    msb_agent_client **out, msb_error *err)
+{
+	msb_agent_client *c = NULL;
+	msb_errc rc = msb_agent_client_greet_start(socket_path, timeout, &c, err);
+	if (rc == MSB_OK && (rc = msb_agent_client_greet_finish(c, timeout, err)) != MSB_OK)
+		msb_agent_client_close(c);
+	if (rc == MSB_OK)
+		*out = c;
 	return rc;
 }
 

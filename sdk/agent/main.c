@@ -27,12 +27,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <msb/agent.h>
+#include <msb/unix_socket.h>
 
 #include "agent_internal.h"
 
@@ -166,20 +166,13 @@ void agent_signal_ready(int fd)
 
 static int listen_on(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof sa.sun_path)
-		die("socket path too long: %s", path);
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket: %s", strerror(errno));
-	unlink(path);
 	/*
 	 * Owner only: whoever can connect can run commands as the agent. The socket is made
 	 * before any privilege drop, so the host (its owner) keeps the only way in.
 	 */
 	mode_t old = umask(0177);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0)
+	int fd = msb_unix_listen(path);
+	if (fd < 0)
 		die("cannot listen on %s: %s", path, strerror(errno));
 	umask(old);
 	return fd;

@@ -780,10 +780,46 @@ static void unsearchable_state_parent_is_refused(void **state)
 	rmdir(parent);
 }
 
+/* A directory the sandbox's user can enter, for a stand-in agent binary `name` (its path
+ * in `agent`). */
+static void stand_in_dir(char dir[64], char *agent, size_t n, const char *name)
+{
+	snprintf(dir, 64, "/tmp/msb-stand-in-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(agent, n, "%s/%s", dir, name);
+}
+
 /*
- * A start that bwrap itself refuses (here: an image root the sandbox's user cannot read)
- * fails the acquire with bwrap's own words, and leaves nothing behind.
+ * Acquire one sandbox with `agent` as the agent binary (`extra`: more config); what acquire
+ * said into `said`; then `dir` removed. Whatever happens, nothing may be left behind.
  */
+static msb_errc acquire_with_agent(const char *dir, const char *agent, const char *extra,
+				   char *said, size_t n)
+{
+	backend_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(backend_fixture_state(&mine, NULL, "/tmp/msb-bwrap-test-XXXXXX", &err), MSB_OK);
+	char parent[96];
+	bwrap_fixture_cgroup_parent(&mine, parent, sizeof parent);
+	assert_int_equal(backend_fixture_load(&mine, BWRAP_PLUGIN, &err,
+					      "state_dir: %s\nagent: %s\ncgroup_parent: %s\n%s",
+					      mine.state, agent, parent, extra),
+			 MSB_OK);
+	msb_key k = backend_key("stand-in", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_errc rc = mine.ops->acquire(mine.self, &k, &spec, &h, &err);
+	snprintf(said, n, "%s", msb_error_message(&err));
+	msb_error_clear(&err);
+	backend_fixture_close(&mine);
+	int leaks = bwrap_fixture_leaks(&mine);
+	char cmd[96];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(leaks, 0);
+	return rc;
+}
+
 /*
  * The keeper shares msb's memory until it execs the agent binary as its reaper, so it can
  * never stay as it is: an agent binary that cannot be executed fails the start, saying so,
@@ -793,75 +829,27 @@ static void a_keeper_that_cannot_become_the_reaper_fails_the_start(void **state)
 {
 	(void)state;
 	BWRAP_NEED_CGROUPS();
-	char dir[64], agent[96], cmd[256];
-	snprintf(dir, sizeof dir, "/tmp/msb-noexec-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(chmod(dir, 0755), 0);
-	snprintf(agent, sizeof agent, "%s/msb-agent", dir);
+	char dir[64], agent[96], cmd[512], said[512];
+	stand_in_dir(dir, agent, sizeof agent, "msb-agent");
 	snprintf(cmd, sizeof cmd, "cp %s %s && chmod 0644 %s", BACKEND_FIXTURE_AGENT, agent, agent);
 	assert_int_equal(system(cmd), 0);
-	backend_fixture mine;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(backend_fixture_state(&mine, NULL, "/tmp/msb-bwrap-test-XXXXXX", &err), MSB_OK);
-	char parent[96];
-	bwrap_fixture_cgroup_parent(&mine, parent, sizeof parent);
-	assert_int_equal(backend_fixture_load(&mine, BWRAP_PLUGIN, &err,
-					      "state_dir: %s\nagent: %s\ncgroup_parent: %s\n",
-					      mine.state, agent, parent),
-			 MSB_OK);
-	msb_key k = backend_key("noexec", NULL);
-	msb_sandbox_handle *h = NULL;
-	msb_errc rc = mine.ops->acquire(mine.self, &k, &spec, &h, &err);
-	char said[512];
-	snprintf(said, sizeof said, "%s", msb_error_message(&err));
-	msb_error_clear(&err);
-	backend_fixture_close(&mine);
-	int leaks = bwrap_fixture_leaks(&mine);
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
-	assert_int_equal(rc, MSB_E_BACKEND);
+	assert_int_equal(acquire_with_agent(dir, agent, "", said, sizeof said), MSB_E_BACKEND);
 	assert_non_null(strstr(said, "keeper's reaper"));
 	assert_non_null(strstr(said, "Permission denied"));
-	assert_int_equal(leaks, 0);
 }
 
-/*
- * Start a sandbox whose agent is a shell script (`body` after a line that execs the real
- * agent for the keeper's --reap), with start_timeout 0.5 s; what acquire said into `said`.
- * Whatever happens, nothing may be left behind.
- */
+/* A shell script for agent (`body` after a line that execs the real agent for the keeper's
+ * --reap), started with start_timeout 0.5 s; what acquire said into `said`. */
 static msb_errc start_with_stand_in(const char *body, char *said, size_t n)
 {
-	char dir[64], agent[96], cmd[256];
-	snprintf(dir, sizeof dir, "/tmp/msb-stand-in-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(chmod(dir, 0755), 0);
-	snprintf(agent, sizeof agent, "%s/agent.sh", dir);
+	char dir[64], agent[96];
+	stand_in_dir(dir, agent, sizeof agent, "agent.sh");
 	FILE *f = fopen(agent, "w");
 	assert_non_null(f);
 	fprintf(f, "#!/bin/sh\n[ \"$1\" = --reap ] && exec %s --reap\n%s\n", BACKEND_FIXTURE_AGENT, body);
 	fclose(f);
 	assert_int_equal(chmod(agent, 0755), 0);
-	backend_fixture mine;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(backend_fixture_state(&mine, NULL, "/tmp/msb-bwrap-test-XXXXXX", &err), MSB_OK);
-	char parent[96];
-	bwrap_fixture_cgroup_parent(&mine, parent, sizeof parent);
-	assert_int_equal(backend_fixture_load(&mine, BWRAP_PLUGIN, &err,
-					      "state_dir: %s\nagent: %s\ncgroup_parent: %s\nstart_timeout: 0.5\n",
-					      mine.state, agent, parent),
-			 MSB_OK);
-	msb_key k = backend_key("stand-in", NULL);
-	msb_sandbox_handle *h = NULL;
-	msb_errc rc = mine.ops->acquire(mine.self, &k, &spec, &h, &err);
-	snprintf(said, n, "%s", msb_error_message(&err));
-	msb_error_clear(&err);
-	backend_fixture_close(&mine);
-	int leaks = bwrap_fixture_leaks(&mine);
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
-	assert_int_equal(leaks, 0);
-	return rc;
+	return acquire_with_agent(dir, agent, "start_timeout: 0.5\n", said, n);
 }
 
 /*
@@ -889,6 +877,10 @@ static void an_agent_that_does_not_answer_fails_the_start(void **state)
 	assert_non_null(strstr(said, "reading a frame failed")); /* reset: the HELLO went unread */
 }
 
+/*
+ * A start that bwrap itself refuses (here: an image root the sandbox's user cannot read)
+ * fails the acquire with bwrap's own words, and leaves nothing behind.
+ */
 static void a_failed_start_says_why(void **state)
 {
 	(void)state;

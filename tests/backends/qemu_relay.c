@@ -26,6 +26,7 @@
 
 #include <msb/agent.h>
 #include <msb/driver.h>
+#include <msb/unix_socket.h>
 
 #include "msb_test.h"
 #include "relay.h"
@@ -50,7 +51,7 @@ static void relay_start(relay_fixture *f, const char *program)
 	snprintf(f->dir, sizeof f->dir, "/tmp/msb-qemu-relay-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->sock, sizeof f->sock, "%s/agent.sock", f->dir);
-	int lfd = msb_qemu_relay_listen(f->sock);
+	int lfd = msb_unix_listen(f->sock);
 	assert_true(lfd >= 0);
 	int guest[N_PORTS], ready[2];
 	for (int i = 0; i < N_PORTS; i++) {

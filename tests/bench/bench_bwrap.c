@@ -26,9 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +35,7 @@
 #include <msb/config.h>
 #include <msb/driver.h>
 #include <msb/loader.h>
+#include <msb/unix_socket.h>
 
 #include "bwrap_argv.h"
 #include "bwrap_launch.h"
@@ -154,20 +153,17 @@ static double agent_once(void)
 {
 	msb_error err = MSB_ERROR_INIT;
 	char work[160];
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *sock = sa.sun_path;
-	if (snprintf(sa.sun_path, sizeof sa.sun_path, "%s/agent.sock", bare_dir) >= (int)sizeof sa.sun_path)
-		die("socket path too long", NULL);
+	char sock[160];
+	snprintf(sock, sizeof sock, "%s/agent.sock", bare_dir);
 	snprintf(work, sizeof work, "%s/work", bare_dir);
 	msb_agent_config cfg = MSB_AGENT_CONFIG_INIT;
 	cfg.work_dir = work;
 	char **argv = NULL;
 	if (msb_agent_config_argv(AGENT, "--listen-fd", "3", &cfg, -1, &argv, &err))
 		die("agent argv", &err);
-	unlink(sock);
 	double t = now_ms();
-	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 8))
+	int lfd = msb_unix_listen(sock);
+	if (lfd < 0)
 		die("agent socket", NULL);
 	msb_agent_client *c = NULL;
 	if (msb_agent_client_greet_start(sock, 5, &c, &err))

@@ -11,3 +11,9 @@ TESTS += tests/vocab/test_spawn
 tests_vocab_test_spawn_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_vocab_test_spawn_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_vocab_test_spawn_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/vocab/test_unix_socket
+TESTS += tests/vocab/test_unix_socket
+tests_vocab_test_unix_socket_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_vocab_test_unix_socket_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_vocab_test_unix_socket_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
