@@ -838,6 +838,34 @@ static void a_keeper_that_cannot_become_the_reaper_fails_the_start(void **state)
 	assert_non_null(strstr(said, "Permission denied"));
 }
 
+/*
+ * The agent's socket is made at <state_dir>/sb-…/agent.sock: a state directory so deep that
+ * no unix socket address could hold that path is refused when the backend opens, naming the
+ * directory and the limit, rather than failing every start later.
+ */
+static void a_state_dir_too_deep_for_its_sockets_is_refused(void **state)
+{
+	(void)state;
+	backend_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(backend_fixture_state(&mine, NULL, "/tmp/msb-bwrap-test-XXXXXX", &err), MSB_OK);
+	char deep[160];
+	snprintf(deep, sizeof deep, "%s/%s", mine.state,
+		 "a-state-directory-deep-enough-that-no-socket-address-holds-its-sockets");
+	assert_int_equal(mkdir(deep, 0700), 0);
+	msb_errc rc = backend_fixture_load(&mine, BWRAP_PLUGIN, &err, "state_dir: %s\nagent: %s\n",
+					   deep, BACKEND_FIXTURE_AGENT);
+	char said[512];
+	snprintf(said, sizeof said, "%s", msb_error_message(&err));
+	msb_error_clear(&err);
+	backend_fixture_close(&mine);
+	assert_int_equal(rmdir(deep), 0);
+	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
+	assert_int_equal(rc, MSB_E_CONFIG);
+	assert_non_null(strstr(said, deep));
+	assert_non_null(strstr(said, "would not fit a unix socket address"));
+}
+
 /* A shell script for agent (`body` after a line that execs the real agent for the keeper's
  * --reap), started with start_timeout 0.5 s; what acquire said into `said`. */
 static msb_errc start_with_stand_in(const char *body, char *said, size_t n)
@@ -993,6 +1021,7 @@ int main(void)
 		cmocka_unit_test(a_failed_start_says_why),
 		cmocka_unit_test(an_agent_that_does_not_answer_fails_the_start),
 		cmocka_unit_test(a_keeper_that_cannot_become_the_reaper_fails_the_start),
+		cmocka_unit_test(a_state_dir_too_deep_for_its_sockets_is_refused),
 		cmocka_unit_test(configured_image_is_the_root),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
