@@ -118,9 +118,11 @@ bool msb_cgroup_populated(const msb_cgroup *cg)
 }
 
 /*
- * Pidfds of the first few members of `d`, opened before the kill so each is a process that
- * was a member (a pid read here could only be reused after its process is reaped). They are
- * only a wake-up source for the wait below, which decides by cgroup.events alone.
+ * Pidfds of the first few members of `d`, opened just after the kill — the kernel's teardown
+ * of the members is under way meanwhile — while they are still listed (a member is listed
+ * until it has exited; a pid read here could be reused only once its process is reaped,
+ * and then at worst wakes the wait needlessly). They are only a wake-up source for the wait
+ * below, which decides by cgroup.events alone.
  */
 enum { WATCH_MAX = 15 };
 
@@ -201,9 +203,9 @@ msb_errc msb_cgroup_destroy(msb_cgroup *cg, double timeout, msb_error *err)
 	ssize_t at = msb_cgroup_v2_index(cg);
 	const msb_cgroup_member_dir *v2 = at >= 0 ? &cg->dirs[at] : NULL;
 	member_watch watch = { .len = 0 };
+	kill_all(cg, deadline);
 	if (v2)
 		watch_members(v2, &watch);
-	kill_all(cg, deadline);
 	/* Exiting takes the kernel a moment; a member killed above may still be listed. A task
 	 * leaves every hierarchy at once, so the v2 directory's word covers the v1 ones. */
 	bool empty = v2 && v2_wait_empty(v2, &watch, deadline);
