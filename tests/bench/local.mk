@@ -27,6 +27,14 @@ tests_bench_bench_files_SOURCES = tests/bench/bench_files.c
 tests_bench_bench_files_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_files_LDADD = sdk/libmsb-sdk.la
 
+# Not a benchmark of its own: two builds of the bwrap backend alternated in one process
+# (`make tests/bench/ab_bwrap`; usage in the file).
+EXTRA_PROGRAMS += tests/bench/ab_bwrap
+CLEANFILES += tests/bench/ab_bwrap
+tests_bench_ab_bwrap_SOURCES = tests/bench/ab_bwrap.c tests/bench/bench_stats.h
+tests_bench_ab_bwrap_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_ab_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+
 BENCHES += tests/bench/bench_bwrap
 tests_bench_bench_bwrap_SOURCES = tests/bench/bench_bwrap.c \
 	plugins/bwrap/bwrap_argv.c plugins/bwrap/bwrap_seccomp.c
