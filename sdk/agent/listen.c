@@ -4,10 +4,11 @@
  * while serving one loses that connection, not the sandbox.
  *
  * The process for the next connection is forked *before* anyone connects: one child, the
- * acceptor, always waits in accept(). The fork (0.1 ms here) is then never between a host's
- * connect and its answer — the first connection is the one a sandbox's start waits for. An
- * acceptor that has its connection writes its pid on a pipe to the supervisor, which forks
- * the next acceptor while the first one serves. An acceptor that dies first (killed, or a
+ * acceptor, always waits in accept(). For a host that connects once the agent said it is
+ * ready, the fork (0.1 ms here) is then not between its connect and the answer (one that
+ * queued its connection before the agent ran still waits for that first fork). An acceptor
+ * that has its connection writes its pid on a pipe to the supervisor, which forks the next
+ * acceptor while the first one serves. An acceptor that dies first (killed, or a
  * fork refused by the pids limit) is replaced once it is reaped; while there is none,
  * connections wait in the listen queue and the fork is retried. Every acceptor dies with the
  * supervisor, which owns what its connection starts.
