@@ -34,6 +34,14 @@ typedef struct backend_fixture {
 } backend_fixture;
 
 /*
+ * Every state dir the fixtures made in this process. A case that fails an assertion is left
+ * there by cmocka, before its own clean-up: a suite's last step can still find, end and
+ * remove what such a case made (bwrap_fixture_sweep).
+ */
+static char backend_fixture_made[64][64];
+static size_t backend_fixture_made_n;
+
+/*
  * Take `state` as the state dir, or (NULL) make a fresh one from `template`
  * ("/tmp/msb-<plugin>-test-XXXXXX"). Call first: it clears `fx`.
  */
@@ -47,6 +55,8 @@ static inline msb_errc backend_fixture_state(backend_fixture *fx, const char *st
 	memcpy(fx->state, dir, strlen(dir) + 1);
 	if (!state && !mkdtemp(fx->state))
 		return msb_error_set_errno(err, MSB_E_OS, errno, "mkdtemp");
+	if (!state && backend_fixture_made_n < sizeof backend_fixture_made / sizeof *backend_fixture_made)
+		memcpy(backend_fixture_made[backend_fixture_made_n++], fx->state, sizeof fx->state);
 	return MSB_OK;
 }
 

@@ -1054,5 +1054,6 @@ int main(void)
 	}
 	rmdir(marker);
 	rmdir(image_root);
+	leaks += bwrap_fixture_sweep();
 	return failed || leaks ? 1 : 0;
 }
