@@ -60,6 +60,53 @@ static inline msb_errc backend_fixture_state(backend_fixture *fx, const char *st
 	return MSB_OK;
 }
 
+/*
+ * End every sandbox of `state` by the cgroups its start saved (<state>/sb-…/cgroup, one
+ * "v1|v2 <dir>" line per hierarchy): v2's cgroup.kill takes each member, then every
+ * directory is removed once empty (up to 2 s). Processes outside those cgroups are the
+ * caller's to end.
+ */
+static inline void backend_fixture_kill_cgroups(const char *state)
+{
+	char cmd[700];
+	snprintf(cmd, sizeof cmd,
+		 "for f in '%1$s'/sb-*/cgroup; do [ -f \"$f\" ] || continue; "
+		 "while read kind dir; do [ \"$kind\" = v2 ] && echo 1 > \"$dir/cgroup.kill\"; done < \"$f\"; "
+		 "for t in $(seq 20); do left=0; "
+		 "while read kind dir; do rmdir \"$dir\" 2>/dev/null; [ -d \"$dir\" ] && left=1; done < \"$f\"; "
+		 "[ $left = 0 ] && break; sleep 0.1; done; done",
+		 state);
+	if (system(cmd) != 0)
+		fprintf(stderr, "sweep: the cgroups of %s could not all be removed\n", state);
+}
+
+/*
+ * A suite's last step: for every state dir a fixture made that is still there (a case failed
+ * before its own clean-up), end its sandboxes (backend_fixture_kill_cgroups, then `also`,
+ * the plugin's own, when not NULL) and remove it. Returns how many it had to clean, each
+ * named on stderr: in a run whose cases all passed, each is a leak of its own.
+ */
+static inline int backend_fixture_sweep(void (*also)(const char *state))
+{
+	int swept = 0;
+	for (size_t i = 0; i < backend_fixture_made_n; i++) {
+		const char *state = backend_fixture_made[i];
+		if (access(state, F_OK) != 0)
+			continue;
+		fprintf(stderr, "sweep: %s was left (a case failed before its clean-up); ending what "
+			"is in it\n", state);
+		swept++;
+		backend_fixture_kill_cgroups(state);
+		if (also)
+			also(state);
+		char cmd[128];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", state);
+		if (system(cmd) != 0)
+			fprintf(stderr, "sweep: %s could not be removed\n", state);
+	}
+	return swept;
+}
+
 /* Load the plugin at `plugin` and open it with the config `yaml_fmt` formats to. */
 static inline msb_errc backend_fixture_load(backend_fixture *fx, const char *plugin, msb_error *err,
 					    const char *yaml_fmt, ...) MSB_PRINTF(4, 5);

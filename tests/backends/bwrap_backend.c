@@ -1054,6 +1054,8 @@ int main(void)
 	}
 	rmdir(marker);
 	rmdir(image_root);
-	leaks += bwrap_fixture_sweep();
+	leaks += backend_fixture_sweep(bwrap_fixture_sweep_parents);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 	return failed || leaks ? 1 : 0;
 }

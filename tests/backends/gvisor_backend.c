@@ -624,5 +624,9 @@ int main(void)
 		cmocka_unit_test(a_disposal_that_leaves_a_mount_is_reported),
 		cmocka_unit_test(a_sandbox_of_an_earlier_version_is_not_reported_gone),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	int failed = cmocka_run_group_tests(tests, group_setup, group_teardown);
+	int swept = backend_fixture_sweep(gvisor_fixture_sweep_runsc);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return failed || swept ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,24 @@ static inline int gvisor_fixture_runsc_procs(const char *state)
 	if (d)
 		closedir(d);
 	return found;
+}
+
+/* What the sweep (backend_fixture_sweep) adds for gVisor: SIGKILL, by pid, every runsc
+ * process still naming `state` (one outside the sandbox's cgroup, or with none). */
+static inline void gvisor_fixture_sweep_runsc(const char *state)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char buf[8192];
+		long pid = atol(e->d_name);
+		if (pid > 0 && gvisor_fixture_cmdline_names(pid, state, false, buf, sizeof buf) &&
+		    strstr(buf, "runsc"))
+			kill((pid_t)pid, SIGKILL);
+	}
+	if (d)
+		closedir(d);
+	usleep(200000); /* their exits, before the directory goes */
 }
 
 /*
