@@ -60,7 +60,9 @@
 enum { REPORT_FD = MSB_BWRAP_FD_LISTEN + 1 };
 
 /* What the keeper and bwrap's child report through the close-on-exec pipe. */
-enum { STEP_PID = 0, STEP_LISTEN, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC, STEP_REAPER };
+enum {
+	STEP_PID = 0, STEP_LISTEN, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC, STEP_REAPER
+};
 
 static const char *step_name(int32_t step)
 {
@@ -126,8 +128,9 @@ static int drop_ids(const msb_bwrap_launch *l)
 /*
  * Replace the keeper by `msb-agent --reap`, holding no file of the sandbox's (so the end of
  * file of bwrap's stderr, and the reset of a connection queued on the agent's socket, depend
- * on the sandbox alone) but the report pipe, which the exec closes. The keeper may share the host's memory until then, so it can never stay
- * as it is: an exec that fails is reported, and the keeper exits (taking bwrap with it).
+ * on the sandbox alone) but the report pipe, which the exec closes. The keeper may share
+ * the host's memory until then, so it can never stay as it is: an exec that fails is
+ * reported, and the keeper exits (taking bwrap with it).
  */
 static _Noreturn void become_reaper(const msb_bwrap_launch *l)
 {
