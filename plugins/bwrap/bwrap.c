@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,89 +197,37 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 }
 
 /* Append what is readable on `fd` now to `text` (capped), without blocking. */
-static void drain(int fd, char *text, size_t cap)
-{
-	size_t used = strlen(text);
-	char chunk[512];
-	ssize_t n;
-	while ((n = read(fd, chunk, sizeof chunk)) > 0) {
-		size_t take = (size_t)n < cap - 1 - used ? (size_t)n : cap - 1 - used;
-		memcpy(text + used, chunk, take);
-		used += take;
-		text[used] = '\0';
-	}
-}
-
-/* Wait up to `deadline` for bwrap's stderr to reach its end, keeping what it said; true
- * when it did (every process of the sandbox is gone). */
-static bool said_until_eof(start_state *s, char *said, size_t cap, int64_t deadline)
-{
-	struct pollfd p = { s->err_fd, POLLIN, 0 };
-	bool eof = false;
-	for (int64_t left; !eof && (left = deadline - msb_agent_now_ms()) > 0;) {
-		int n = poll(&p, 1, (int)left);
-		if (n < 0 && errno != EINTR)
-			break;
-		drain(s->err_fd, said, cap);
-		eof = n > 0 && (p.revents & (POLLHUP | POLLERR));
-	}
-	said[strcspn(said, "\n")] = '\0';
-	return eof;
-}
-
-/* How long a failed greeting waits to learn whether the sandbox died: an exit closes
- * bwrap's stderr within milliseconds; a live agent that refused the greeting never does. */
-#define DEATH_WAIT_MS 1000
-
 /*
  * Wait for the agent's answer to the HELLO sent at launch: the connection waited in the
  * socket's queue until the agent accepted it, so the answer comes the moment the agent
- * serves, with no round trip after. End of file on bwrap's stderr first means every process
- * of the sandbox is gone (bwrap or the agent died), and what bwrap wrote there says why; so
- * does a greeting that failed (the queued connection is reset when the last holder of the
- * socket dies).
+ * serves. bwrap's stderr is the death watch (every process of the sandbox holds it), and
+ * what bwrap wrote there says why a sandbox died.
  */
 static msb_errc await_greeting(const msb_driver_box *box, start_state *s, msb_error *err)
 {
 	/* Our copy of the write end; the sandbox holds its own. */
 	close(s->log_fd);
 	s->log_fd = -1;
-	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
 	char said[1024] = "";
-	double timeout = box->config->start_timeout;
-	int64_t deadline = msb_agent_now_ms() + (int64_t)(timeout * 1000.0), left;
-	struct pollfd pfd[2] = { { msb_agent_client_greeting_fd(s->client), POLLIN, 0 },
-				 { s->err_fd, POLLIN, 0 } };
-	bool died = false, answered = false;
-	while (!died && !answered && (left = deadline - msb_agent_now_ms()) > 0) {
-		if (poll(pfd, 2, (int)left) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents) {
-			drain(s->err_fd, said, sizeof said);
-			died = pfd[1].revents & (POLLHUP | POLLERR);
-		}
-		answered = !died && pfd[0].revents;
-	}
-	if (answered) {
-		msb_error greet = MSB_ERROR_INIT;
-		msb_errc rc = msb_agent_client_greet_finish(s->client, (double)left / 1000.0, &greet);
-		if (rc == MSB_OK)
-			return MSB_OK;
-		int64_t soon = msb_agent_now_ms() + DEATH_WAIT_MS;
-		died = said_until_eof(s, said, sizeof said, soon < deadline ? soon : deadline);
-		if (!died)
-			msb_error_set(err, rc, "bwrap: sandbox %s: the agent refused its greeting: %s",
-				      box->name, msb_error_message(&greet));
-		msb_error_clear(&greet);
-		if (!died)
-			return rc;
-	}
+	bool died = false;
+	msb_error why = MSB_ERROR_INIT;
+	msb_errc rc = msb_agent_client_greet_await(s->client, s->err_fd, box->config->start_timeout,
+						   said, sizeof said, &died, &why);
+	if (rc == MSB_OK)
+		return MSB_OK;
 	said[strcspn(said, "\n")] = '\0';
-	if (died)
-		return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the sandbox exited before "
-				     "its agent answered%s%s", box->name, said[0] ? ": " : "", said);
-	return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the agent did not answer within "
-			     "%.1f s%s%s", box->name, timeout, said[0] ? ": " : "", said);
+	if (died || rc == MSB_E_TIMEOUT) {
+		msb_error_clear(&why);
+		if (died)
+			return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the sandbox exited "
+					     "before its agent answered%s%s", box->name,
+					     said[0] ? ": " : "", said);
+		return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the agent did not answer "
+				     "within %.1f s%s%s", box->name, box->config->start_timeout,
+				     said[0] ? ": " : "", said);
+	}
+	msb_error_move(err, &why);
+	return msb_error_prefix(err, "bwrap: sandbox %s: ", box->name);
 }
 
 /*

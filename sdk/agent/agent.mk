@@ -9,6 +9,7 @@ sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/config.c \
 	sdk/agent/client_internal.h \
 	sdk/agent/client.c \
+	sdk/agent/client_greet.c \
 	sdk/agent/client_run.c \
 	sdk/agent/client_files.c \
 	sdk/agent/sha256.h \

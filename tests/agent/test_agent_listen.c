@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <msb/agent.h>
+#include <msb/unix_socket.h>
 
 #include "agent_fixture.h"
 
@@ -516,6 +517,51 @@ static void test_a_greeting_queued_before_the_agent_runs_is_answered(void **stat
 	fixture_stop(&f);
 }
 
+/*
+ * msb_agent_client_greet_await: with nobody to answer, a timeout; with the watched pipe
+ * closed by its last holder, the boundary reported dead and what it said kept; once an
+ * agent serves the socket, the answer.
+ */
+static void test_greet_await_tells_a_timeout_a_death_and_an_answer(void **state)
+{
+	(void)state;
+	agent_fixture f = { .pid = 0 };
+	fixture_mkdirs(&f);
+	int lfd = msb_unix_listen(f.sock);
+	assert_true(lfd >= 0);
+	int death[2];
+	assert_int_equal(pipe2(death, O_CLOEXEC), 0);
+	msb_agent_client *c = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	char said[64] = "";
+	bool died = true;
+	assert_int_equal(msb_agent_client_greet_start(f.sock, 5, &c, &err), MSB_OK);
+	assert_int_equal(msb_agent_client_greet_await(c, death[0], 0.2, said, sizeof said, &died, &err),
+			 MSB_E_TIMEOUT);
+	assert_false(died);
+	msb_error_clear(&err);
+	assert_int_equal(write(death[1], "boom\n", 5), 5);
+	close(death[1]);
+	assert_int_equal(msb_agent_client_greet_await(c, death[0], 5, said, sizeof said, &died, &err),
+			 MSB_E_BACKEND);
+	assert_true(died);
+	assert_string_equal(said, "boom\n");
+	msb_error_clear(&err);
+	close(death[0]);
+	msb_agent_client_close(c);
+	/* The same socket, an agent on it now: answered, nothing watched. */
+	assert_int_equal(msb_agent_client_greet_start(f.sock, 5, &c, &err), MSB_OK);
+	int errfd;
+	f.pid = start_on_fd(&f, lfd, &errfd);
+	close(lfd);
+	close(errfd);
+	assert_int_equal(msb_agent_client_greet_await(c, -1, 5, NULL, 0, &died, &err), MSB_OK);
+	assert_false(died);
+	assert_int_equal(msb_agent_ping(c, 5, &err), MSB_OK);
+	msb_agent_client_close(c);
+	fixture_stop(&f);
+}
+
 /* An fd that is not a listening socket is refused at start, saying which. */
 static void test_listen_fd_refuses_what_is_not_listening(void **state)
 {
@@ -554,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_an_acceptor_waits_is_replaced_and_dies_with_its_supervisor),
 		cmocka_unit_test(test_a_greeting_queued_before_the_agent_runs_is_answered),
 		cmocka_unit_test(test_listen_fd_refuses_what_is_not_listening),
+		cmocka_unit_test(test_greet_await_tells_a_timeout_a_death_and_an_answer),
 		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
 	};
 	return cmocka_run_group_tests(tests, setup, agent_session_teardown);

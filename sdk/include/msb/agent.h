@@ -293,6 +293,18 @@ msb_errc msb_agent_client_greet_start(const char *socket_path, double timeout,
 int msb_agent_client_greeting_fd(const msb_agent_client *client);
 msb_errc msb_agent_client_greet_finish(msb_agent_client *client, double timeout, msb_error *err);
 /*
+ * Wait up to `timeout` s for the answer to a greeting (greet_start, then finish), watching
+ * `death_fd` meanwhile: the read end of a pipe whose write end only the boundary's processes
+ * hold (their stderr, say), so that its end of file means they are all gone (-1: none).
+ * Whatever arrives on it is kept in `said` (NUL-terminated, `cap` bytes; NULL: dropped).
+ * MSB_OK once the agent answered. Otherwise *died is true when the boundary is gone — its end
+ * of file came first, or within a second of a greeting that failed — (MSB_E_BACKEND);
+ * MSB_E_TIMEOUT when nothing came in time; else the agent's refusal of the greeting, its
+ * code kept (a live agent of another version: MSB_E_PROTOCOL).
+ */
+msb_errc msb_agent_client_greet_await(msb_agent_client *client, int death_fd, double timeout,
+				      char *said, size_t cap, bool *died, msb_error *err);
+/*
  * Talk over one stream (a connected socket, a pipe pair, a serial port): the client takes
  * ownership of the fds (rfd == wfd for a socket) and serialises requests with a mutex.
  */
