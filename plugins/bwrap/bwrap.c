@@ -198,57 +198,41 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 
 /* Append what is readable on `fd` now to `text` (capped), without blocking. */
 /*
- * Wait for the agent's answer to the HELLO sent at launch: the connection waited in the
- * socket's queue until the agent accepted it, so the answer comes the moment the agent
- * serves. bwrap's stderr is the death watch (every process of the sandbox holds it), and
- * what bwrap wrote there says why a sandbox died.
+ * Greet the agent while bwrap builds the sandbox: the connection waits in the socket's queue
+ * until the agent accepts it, so the answer comes the moment the agent serves. bwrap's
+ * stderr is the death watch (every process of the sandbox holds it), and what bwrap wrote
+ * there says why a sandbox died. The pid is recorded first, when msb would otherwise wait;
+ * a bwrap that failed at once is still reported in its own words, not as a pid that could
+ * not be recorded because it was already gone.
  */
-static msb_errc await_greeting(const msb_driver_box *box, start_state *s, msb_error *err)
+static msb_errc record_and_greet(const msb_driver_box *box, start_state *s, pid_t pid, msb_error *err)
 {
+	msb_error pid_err = MSB_ERROR_INIT;
+	msb_errc recorded = msb_driver_write_pid(box, pid, &pid_err);
 	/* Our copy of the write end; the sandbox holds its own. */
 	close(s->log_fd);
 	s->log_fd = -1;
 	char said[1024] = "";
 	bool died = false;
 	msb_error why = MSB_ERROR_INIT;
-	msb_errc rc = msb_agent_client_greet_await(s->client, s->err_fd, box->config->start_timeout,
-						   said, sizeof said, &died, &why);
-	if (rc == MSB_OK)
-		return MSB_OK;
+	msb_errc rc = msb_agent_client_greet(box->socket_path, s->err_fd, box->config->start_timeout,
+					     said, sizeof said, &died, &s->client, &why);
 	said[strcspn(said, "\n")] = '\0';
-	if (died || rc == MSB_E_TIMEOUT) {
-		msb_error_clear(&why);
-		if (died)
-			return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the sandbox exited "
-					     "before its agent answered%s%s", box->name,
-					     said[0] ? ": " : "", said);
-		return msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the agent did not answer "
-				     "within %.1f s%s%s", box->name, box->config->start_timeout,
-				     said[0] ? ": " : "", said);
+	if (rc == MSB_OK) {
+		if ((rc = recorded))
+			msb_error_move(err, &pid_err);
+	} else if (died) {
+		rc = msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the sandbox exited before its "
+				   "agent answered%s%s", box->name, said[0] ? ": " : "", said);
+	} else if (rc == MSB_E_TIMEOUT) {
+		rc = msb_error_set(err, MSB_E_BACKEND, "bwrap: sandbox %s: the agent did not answer "
+				   "within %.1f s%s%s", box->name, box->config->start_timeout,
+				   said[0] ? ": " : "", said);
+	} else {
+		msb_error_move(err, &why);
+		rc = msb_error_prefix(err, "bwrap: sandbox %s: ", box->name);
 	}
-	msb_error_move(err, &why);
-	return msb_error_prefix(err, "bwrap: sandbox %s: ", box->name);
-}
-
-/*
- * Greet the agent and record bwrap's pid while bwrap builds the sandbox, when msb would
- * otherwise wait, then wait for the answer. A bwrap that failed at once is reported in its
- * own words (what it said on stderr), not as a pid that could not be recorded because it was
- * already gone.
- */
-static msb_errc record_and_await(const msb_driver_box *box, start_state *s, pid_t pid, msb_error *err)
-{
-	msb_errc rc = msb_agent_client_greet_start(box->socket_path, box->config->start_timeout,
-						   &s->client, err);
-	if (rc)
-		return msb_error_prefix(err, "bwrap: sandbox %s: ", box->name);
-	msb_error pid_err = MSB_ERROR_INIT;
-	msb_errc recorded = msb_driver_write_pid(box, pid, &pid_err);
-	rc = await_greeting(box, s, err);
-	if (!rc && recorded) {
-		rc = recorded;
-		msb_error_move(err, &pid_err);
-	}
+	msb_error_clear(&why);
 	msb_error_clear(&pid_err);
 	return rc;
 }
@@ -320,7 +304,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = launch_limited(&launch, s.cgroup, &pid, err);
 	}
 	if (!rc)
-		rc = record_and_await(box, &s, pid, err);
+		rc = record_and_greet(box, &s, pid, err);
 	if (!rc && box->greeted) {
 		*box->greeted = s.client;
 		s.client = NULL;

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include <msb/backend.h>
 #include <msb/driver.h>
 #include <msb/spawn.h>
+#include <msb/unix_socket.h>
 
 typedef struct process_ctx {
 	long uid, gid; /* -1: run as the host process's own user */
@@ -92,16 +92,22 @@ static int loopback_up(void)
 	return rc;
 }
 
+/* The fds the agent starts with, besides 0 (/dev/null) and 1, 2 (its log). */
+enum {
+	WATCH_FD = 3,  /* held open by the agent's processes alone: its end of file is their death */
+	LISTEN_FD = 4, /* the listening socket the intermediate made (--listen-fd) */
+};
+
 /* The agent itself: pid 1 of the new pid namespace. Never returns. */
-static void exec_agent(char **argv, int ready, const char *log_path)
+static void exec_agent(char **argv, int watch, int listen_fd, const char *log_path)
 {
-	/* fd 3 is the ready pipe; 0 is /dev/null; 1 and 2 the agent's log. */
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (devnull < 0 || log < 0 || dup2(ready, 3) < 0 || dup2(devnull, 0) < 0 ||
+	if (devnull < 0 || log < 0 || (listen_fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10)) < 0 ||
+	    dup2(watch, WATCH_FD) < 0 || dup2(listen_fd, LISTEN_FD) < 0 || dup2(devnull, 0) < 0 ||
 	    dup2(log, 1) < 0 || dup2(log, 2) < 0)
 		_exit(126);
-	close_range(4, ~0u, 0);
+	close_range(LISTEN_FD + 1, ~0u, 0);
 	execv(argv[0], argv);
 	/* Say why in the log, with system calls alone (this may run on borrowed memory). */
 	int e = errno;
@@ -123,8 +129,9 @@ static void exec_agent(char **argv, int ready, const char *log_path)
 /* What the intermediate child needs; prepared by the parent before anything is spawned. */
 typedef struct spawn_args {
 	char **argv;
-	int ready, rep;
-	const char *log_path, *uid_map, *gid_map;
+	int watch, rep;
+	int listen_fd;          /* made by the intermediate (its number) */
+	const char *listen_path, *log_path, *uid_map, *gid_map;
 	char *agent_stack;      /* the agent's stack while it shares memory, until exec (NULL: a
 				 * fork, see spawn) */
 } spawn_args;
@@ -132,7 +139,7 @@ typedef struct spawn_args {
 static int agent_child(void *arg)
 {
 	const spawn_args *a = arg;
-	exec_agent(a->argv, a->ready, a->log_path);
+	exec_agent(a->argv, a->watch, a->listen_fd, a->log_path);
 	return 127;
 }
 
@@ -143,9 +150,18 @@ static int agent_child(void *arg)
  */
 static int spawn_child(void *arg)
 {
-	const spawn_args *a = arg;
+	spawn_args *a = arg;
 	if (setsid() < 0) {
 		report(a->rep, "setsid", errno, 0);
+		_exit(1);
+	}
+	/* Owner-only: this child's umask is its own (it shares no file-system context). */
+	mode_t old = umask(0177);
+	a->listen_fd = msb_unix_listen(a->listen_path);
+	int e = errno;
+	umask(old);
+	if (a->listen_fd < 0) {
+		report(a->rep, "the agent's socket", e, 0);
 		_exit(1);
 	}
 	if (geteuid() != 0 && enter_user_namespace(a->uid_map, a->gid_map) < 0) {
@@ -181,30 +197,52 @@ static pid_t spawn(spawn_args *a, char **stacks)
 	return msb_spawn_shared(spawn_child, a, *stacks, *stacks ? MSB_SPAWN_STACK_MIN : 0);
 }
 
-static msb_errc wait_ready(int fd, double seconds, const msb_driver_box *box, msb_error *err)
+/* The last words of the agent's log (it is removed with a failed start's directory). */
+static void log_tail(const msb_driver_box *box, char *tail, size_t cap)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int n;
-	while ((n = poll(&p, 1, (int)(seconds * 1000))) < 0 && errno == EINTR)
-		;
-	char b;
-	if (n == 1 && read(fd, &b, 1) == 1)
-		return MSB_OK;
-	/* The sandbox's directory goes with the failed start: quote the log's last words. */
-	char log_path[4200], tail[512] = "";
+	char log_path[4200];
 	snprintf(log_path, sizeof log_path, "%s/agent.log", box->dir);
+	tail[0] = '\0';
 	int log = open(log_path, O_RDONLY | O_CLOEXEC);
-	if (log >= 0) {
-		off_t size = lseek(log, 0, SEEK_END);
-		off_t from = size > (off_t)sizeof tail - 1 ? size - (off_t)sizeof tail + 1 : 0;
-		ssize_t got = pread(log, tail, sizeof tail - 1, from);
-		tail[got > 0 ? got : 0] = '\0';
-		close(log);
-		for (char *c = tail + strlen(tail); c > tail && c[-1] == '\n'; c--)
-			c[-1] = '\0';
+	if (log < 0)
+		return;
+	off_t size = lseek(log, 0, SEEK_END);
+	off_t from = size > (off_t)cap - 1 ? size - (off_t)cap + 1 : 0;
+	ssize_t got = pread(log, tail, cap - 1, from);
+	tail[got > 0 ? got : 0] = '\0';
+	close(log);
+	for (char *c = tail + strlen(tail); c > tail && c[-1] == '\n'; c--)
+		c[-1] = '\0';
+}
+
+/*
+ * Greet the agent on the socket the intermediate made, before the agent even runs (the
+ * connection waits in the queue), and wait for the answer while watching `watch`, whose
+ * other end only the agent's processes hold. On success the driver gets the client.
+ */
+static msb_errc greet(const msb_driver_box *box, int watch, msb_error *err)
+{
+	msb_agent_client *client = NULL;
+	bool died = false;
+	msb_error why = MSB_ERROR_INIT;
+	msb_errc rc = msb_agent_client_greet(box->socket_path, watch, box->config->start_timeout,
+					     NULL, 0, &died, &client, &why);
+	if (rc == MSB_OK) {
+		if (box->greeted)
+			*box->greeted = client;
+		else
+			msb_agent_client_close(client);
+		return MSB_OK;
 	}
+	if (!died && rc != MSB_E_TIMEOUT) {
+		msb_error_move(err, &why);
+		return msb_error_prefix(err, "backend process: sandbox %s: ", box->name);
+	}
+	msb_error_clear(&why);
+	char tail[512];
+	log_tail(box, tail, sizeof tail);
 	return msb_error_set(err, MSB_E_BACKEND, "backend process: sandbox %s: the agent %s%s%s",
-			     box->name, n == 0 ? "did not become ready in time" : "exited at start",
+			     box->name, died ? "exited at start" : "did not become ready in time",
 			     tail[0] ? ": " : "", tail);
 }
 
@@ -233,29 +271,32 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	cfg.uid = pc->uid;
 	cfg.gid = pc->gid;
 	char **argv = NULL;
-	rc = msb_agent_config_argv(box->config->agent_path, "--listen", box->socket_path, &cfg, 3,
-				   &argv, err);
+	char listen_fd[16];
+	snprintf(listen_fd, sizeof listen_fd, "%d", LISTEN_FD);
+	rc = msb_agent_config_argv(box->config->agent_path, "--listen-fd", listen_fd, &cfg, -1, &argv,
+				   err);
 	if (rc != MSB_OK)
 		return rc;
 	char log_path[4200];
 	snprintf(log_path, sizeof log_path, "%s/agent.log", box->dir);
-	int ready[2], rep[2];
-	if (pipe2(ready, O_CLOEXEC) < 0) {
+	int watch[2], rep[2];
+	if (pipe2(watch, O_CLOEXEC) < 0) {
 		free(argv);
 		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
 	}
 	if (pipe2(rep, O_CLOEXEC) < 0) {
-		close(ready[0]), close(ready[1]), free(argv);
+		close(watch[0]), close(watch[1]), free(argv);
 		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
 	}
 	char uid_map[64], gid_map[64];
 	snprintf(uid_map, sizeof uid_map, "0 %ld 1\n", (long)geteuid());
 	snprintf(gid_map, sizeof gid_map, "0 %ld 1\n", (long)getegid());
-	spawn_args args = { .argv = argv, .ready = ready[1], .rep = rep[1], .log_path = log_path,
-			    .uid_map = uid_map, .gid_map = gid_map };
+	spawn_args args = { .argv = argv, .watch = watch[1], .rep = rep[1], .listen_fd = -1,
+			    .listen_path = box->socket_path, .log_path = log_path, .uid_map = uid_map,
+			    .gid_map = gid_map };
 	char *stacks;
 	pid_t mid = spawn(&args, &stacks);
-	close(ready[1]);
+	close(watch[1]);
 	close(rep[1]);
 	spawn_report r = { .errnum = mid < 0 ? errno : 0 };
 	if (mid > 0) {
@@ -268,15 +309,15 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	free(argv);
 	close(rep[0]);
 	if (r.errnum || r.agent <= 0) {
-		close(ready[0]);
+		close(watch[0]);
 		return msb_error_set_errno(err, MSB_E_BACKEND, r.errnum ? r.errnum : EIO,
 					   "backend process: sandbox %s: %s failed", box->name,
 					   mid < 0 ? "fork" : r.stage);
 	}
 	rc = msb_driver_write_pid(box, r.agent, err);
 	if (rc == MSB_OK)
-		rc = wait_ready(ready[0], box->config->start_timeout, box, err);
-	close(ready[0]);
+		rc = greet(box, watch[0], err);
+	close(watch[0]);
 	return rc;
 }
 

@@ -79,3 +79,28 @@ msb_errc msb_agent_client_greet_await(msb_agent_client *c, int death_fd, double 
 	}
 	return msb_error_prefix(err, "the agent refused its greeting: ");
 }
+
+msb_errc msb_agent_client_greet(const char *socket_path, int death_fd, double timeout, char *said,
+				size_t cap, bool *died, msb_agent_client **out, msb_error *err)
+{
+	*died = false;
+	msb_agent_client *c = NULL;
+	msb_errc rc = msb_agent_client_greet_start(socket_path, timeout, &c, err);
+	if (rc != MSB_OK) {
+		/* Refused at once: the socket's last holder may be gone already, the boundary
+		 * dead before the host even connected. */
+		if (death_fd >= 0 && (*died = until_eof(death_fd, said, cap,
+							msb_agent_now_ms() + DEATH_WAIT_MS))) {
+			msb_error_clear(err);
+			return msb_error_set(err, MSB_E_BACKEND,
+					     "the boundary exited before its agent answered");
+		}
+		return rc;
+	}
+	rc = msb_agent_client_greet_await(c, death_fd, timeout, said, cap, died, err);
+	if (rc == MSB_OK)
+		*out = c;
+	else
+		msb_agent_client_close(c);
+	return rc;
+}

@@ -562,6 +562,36 @@ static void test_greet_await_tells_a_timeout_a_death_and_an_answer(void **state)
 	fixture_stop(&f);
 }
 
+/*
+ * msb_agent_client_greet: a connection refused at once (the socket's last holder gone) is a
+ * dead boundary when the watched pipe has reached its end, and the refusal itself when
+ * nothing is watched.
+ */
+static void test_greet_weighs_a_refused_connection(void **state)
+{
+	(void)state;
+	agent_fixture f = { .pid = 0 };
+	fixture_mkdirs(&f);
+	close(msb_unix_listen(f.sock)); /* the file stays; nobody listens */
+	int death[2];
+	assert_int_equal(pipe2(death, O_CLOEXEC), 0);
+	close(death[1]);
+	msb_agent_client *c = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	bool died = false;
+	assert_int_equal(msb_agent_client_greet(f.sock, death[0], 5, NULL, 0, &died, &c, &err),
+			 MSB_E_BACKEND);
+	assert_true(died);
+	assert_null(c);
+	msb_error_clear(&err);
+	close(death[0]);
+	assert_int_equal(msb_agent_client_greet(f.sock, -1, 5, NULL, 0, &died, &c, &err), MSB_E_BACKEND);
+	assert_false(died);
+	assert_non_null(strstr(msb_error_message(&err), "cannot connect"));
+	msb_error_clear(&err);
+	fixture_stop(&f);
+}
+
 /* An fd that is not a listening socket is refused at start, saying which. */
 static void test_listen_fd_refuses_what_is_not_listening(void **state)
 {
@@ -601,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_a_greeting_queued_before_the_agent_runs_is_answered),
 		cmocka_unit_test(test_listen_fd_refuses_what_is_not_listening),
 		cmocka_unit_test(test_greet_await_tells_a_timeout_a_death_and_an_answer),
+		cmocka_unit_test(test_greet_weighs_a_refused_connection),
 		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
 	};
 	return cmocka_run_group_tests(tests, setup, agent_session_teardown);

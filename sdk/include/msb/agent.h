@@ -305,6 +305,13 @@ msb_errc msb_agent_client_greet_finish(msb_agent_client *client, double timeout,
 msb_errc msb_agent_client_greet_await(msb_agent_client *client, int death_fd, double timeout,
 				      char *said, size_t cap, bool *died, msb_error *err);
 /*
+ * greet_start and greet_await in one, the client in *out once the agent answered. A
+ * connection refused at once is weighed the same way: if `death_fd` reaches its end within
+ * a second, the boundary died before the host connected (*died, MSB_E_BACKEND).
+ */
+msb_errc msb_agent_client_greet(const char *socket_path, int death_fd, double timeout, char *said,
+				size_t cap, bool *died, msb_agent_client **out, msb_error *err);
+/*
  * Talk over one stream (a connected socket, a pipe pair, a serial port): the client takes
  * ownership of the fds (rfd == wfd for a socket) and serialises requests with a mutex.
  */
