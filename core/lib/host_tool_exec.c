@@ -259,10 +259,19 @@ static void collect_output(msb_sandbox *sb, const char *dir, msb_host_tool_calls
 	msb_exec_result_free(&res);
 }
 
+/*
+ * Removed again while something still writes in it: after an overrun's kill, the launcher —
+ * outside the killed group — wakes and writes the exit marker into run/ a moment later, and
+ * a removal that lost that race finds the directory not empty. Once it is gone nothing can
+ * make it again (the launcher's directory is then unlinked).
+ */
 static bool remove_run_dir(msb_sandbox *sb, const char *base)
 {
 	msb_exec_result res = { 0 };
-	bool ok = run_sh(sb, base, "rm -rf run", 30, &res, NULL) == MSB_OK && res.exit_code == 0;
+	bool ok = run_sh(sb, base,
+			 "for t in 1 2 3 4 5 6 7 8 9 10; do rm -rf run 2>/dev/null; [ -e run ] || exit 0; "
+			 "sleep 0.05 2>/dev/null || sleep 1; done; rm -rf run",
+			 30, &res, NULL) == MSB_OK && res.exit_code == 0;
 	msb_exec_result_free(&res);
 	return ok;
 }
