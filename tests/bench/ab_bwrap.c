@@ -26,7 +26,7 @@
 #include <msb/driver.h>
 #include <msb/loader.h>
 
-#include "bench_stats.h"
+#include "bench_cycle.h"
 
 #define MAX_ROUNDS 1000
 
@@ -68,30 +68,16 @@ static void cycle(side *s, int round)
 {
 	char thread[32];
 	snprintf(thread, sizeof thread, "ab-%d", round);
-	msb_key key = { "bench", thread, "a", "" };
-	msb_sandbox_handle *h = NULL;
+	bench_cycle c;
+	const char *failed = NULL;
 	msb_error err = MSB_ERROR_INIT;
-	double t0 = bench_now_ms();
-	if (s->ops->acquire(s->self, &key, &spec, &h, &err))
-		die("acquire", &err);
-	double t1 = bench_now_ms();
-	const char *argv[] = { "true", NULL };
-	msb_exec_request req = { .argv = argv, .timeout = 10 };
-	msb_exec_result res = { 0 };
-	if (s->ops->exec(h, &req, &res, &err) || res.exit_code != 0)
-		die("exec true", &err);
-	msb_exec_result_free(&res);
-	double t2 = bench_now_ms();
-	s->ops->release(h);
-	msb_disposal_failure f = { 0 };
-	if (s->ops->dispose(s->self, &key, &f))
-		die("dispose", NULL);
-	double t3 = bench_now_ms();
+	if (!bench_cold_cycle(s->ops, s->self, &spec, thread, &c, &failed, &err))
+		die(failed, &err);
 	if (round >= 0) {
-		s->t[0][round] = t1 - t0;
-		s->t[1][round] = t2 - t1;
-		s->t[2][round] = t3 - t2;
-		s->t[3][round] = t3 - t0;
+		s->t[0][round] = c.acquire;
+		s->t[1][round] = c.exec;
+		s->t[2][round] = c.dispose;
+		s->t[3][round] = c.acquire + c.exec + c.dispose;
 	}
 }
 

@@ -40,6 +40,7 @@
 #include "bwrap_argv.h"
 #include "bwrap_launch.h"
 #include "bwrap_seccomp.h"
+#include "bench_cycle.h"
 #include "msb_test.h"
 
 #define ROUNDS 21
@@ -49,25 +50,6 @@
 
 static char state[64];
 static char bare_dir[128];
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp);
-	return v[n / 2];
-}
 
 static void die(const char *what, const msb_error *err)
 {
@@ -115,7 +97,7 @@ static void bare_prepare(void)
 
 static double bare_once(bool to_nothing_left)
 {
-	double t = now_ms();
+	double t = bench_now_ms();
 	pid_t p = fork();
 	if (p == 0) {
 		int high[3];
@@ -139,7 +121,7 @@ static double bare_once(bool to_nothing_left)
 	}
 	while (to_nothing_left && waitpid(-1, NULL, 0) > 0)
 		;
-	return now_ms() - t;
+	return bench_now_ms() - t;
 }
 
 /* ---- agent: start on the host until HELLO ------------------------------------------- */
@@ -161,7 +143,7 @@ static double agent_once(void)
 	char **argv = NULL;
 	if (msb_agent_config_argv(AGENT, "--listen-fd", "3", &cfg, -1, &argv, &err))
 		die("agent argv", &err);
-	double t = now_ms();
+	double t = bench_now_ms();
 	int lfd = msb_unix_listen(sock);
 	if (lfd < 0)
 		die("agent socket", NULL);
@@ -177,7 +159,7 @@ static double agent_once(void)
 	close(lfd);
 	if (msb_agent_client_greet_finish(c, 5, &err))
 		die("agent did not answer", &err);
-	double d = now_ms() - t;
+	double d = bench_now_ms() - t;
 	msb_agent_shutdown(c, 5, NULL);
 	msb_agent_client_close(c);
 	kill(p, SIGKILL);
@@ -211,13 +193,9 @@ static void plugin_open(msb_loader **loader, msb_backend **backend, msb_config_d
 
 static void exec_true(msb_sandbox_handle *h)
 {
-	const char *argv[] = { "true", NULL };
-	msb_exec_request req = { .argv = argv, .timeout = 10 };
-	msb_exec_result res = { 0 };
 	msb_error err = MSB_ERROR_INIT;
-	if (ops->exec(h, &req, &res, &err) || res.exit_code != 0)
+	if (!bench_exec_true(ops, h, &err))
 		die("exec true", &err);
-	msb_exec_result_free(&res);
 }
 
 static double split[3][ROUNDS]; /* acquire, first exec, dispose */
@@ -226,23 +204,15 @@ static double cold_once(int i)
 {
 	char thread[32];
 	snprintf(thread, sizeof thread, "cold-%d", i);
-	msb_key key = { "bench", thread, "a", "" };
-	msb_sandbox_handle *h = NULL;
+	bench_cycle c;
+	const char *failed = NULL;
 	msb_error err = MSB_ERROR_INIT;
-	double t = now_ms();
-	if (ops->acquire(self, &key, &spec, &h, &err))
-		die("acquire", &err);
-	double t1 = now_ms();
-	exec_true(h);
-	double t2 = now_ms();
-	ops->release(h);
-	msb_disposal_failure f = { 0 };
-	if (ops->dispose(self, &key, &f))
-		die("dispose", NULL);
-	split[0][i] = t1 - t;
-	split[1][i] = t2 - t1;
-	split[2][i] = now_ms() - t2;
-	return now_ms() - t;
+	if (!bench_cold_cycle(ops, self, &spec, thread, &c, &failed, &err))
+		die(failed, &err);
+	split[0][i] = c.acquire;
+	split[1][i] = c.exec;
+	split[2][i] = c.dispose;
+	return c.acquire + c.exec + c.dispose;
 }
 
 int main(void)
@@ -303,18 +273,19 @@ int main(void)
 		die("acquire", &err);
 	exec_true(h);
 	for (int r = 0; r < ROUNDS; r++) {
-		double t = now_ms();
+		double t = bench_now_ms();
 		for (int i = 0; i < WARM_N; i++)
 			exec_true(h);
-		warm[r] = (now_ms() - t) / WARM_N;
+		warm[r] = (bench_now_ms() - t) / WARM_N;
 	}
 	ops->release(h);
 	msb_disposal_failure f = { 0 };
 	ops->dispose(self, &key, &f);
 	msb_disposal_failure_free(&f);
 
-	double b = median(bare, ROUNDS), bf = median(bare_full, ROUNDS), a = median(agent, ROUNDS),
-	       c = median(cold, ROUNDS), w = median(warm, ROUNDS);
+	double b = bench_median(bare, ROUNDS), bf = bench_median(bare_full, ROUNDS),
+	       a = bench_median(agent, ROUNDS), c = bench_median(cold, ROUNDS),
+	       w = bench_median(warm, ROUNDS);
 	/* Context for the figures: other work on the machine shows in every hop of a cold start. */
 	double load = -1;
 	FILE *lf = fopen("/proc/loadavg", "re");
@@ -332,8 +303,9 @@ int main(void)
 	       c / (b + a));
 	printf("                                              %.2fx (bare to nothing left + agent)\n",
 	       c / (bf + a));
-	printf("  acquire / first exec / dispose   %.3f / %.3f / %.3f ms\n", median(split[0], ROUNDS),
-	       median(split[1], ROUNDS), median(split[2], ROUNDS));
+	printf("  acquire / first exec / dispose   %.3f / %.3f / %.3f ms\n",
+	       bench_median(split[0], ROUNDS), bench_median(split[1], ROUNDS),
+	       bench_median(split[2], ROUNDS));
 	printf("warm exec true                   %8.3f ms   bare/warm %.1fx        target < 1 ms, >= 5x\n", w,
 	       b / w);
 

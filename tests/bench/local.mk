@@ -31,12 +31,12 @@ tests_bench_bench_files_LDADD = sdk/libmsb-sdk.la
 # (`make tests/bench/ab_bwrap`; usage in the file).
 EXTRA_PROGRAMS += tests/bench/ab_bwrap
 CLEANFILES += tests/bench/ab_bwrap
-tests_bench_ab_bwrap_SOURCES = tests/bench/ab_bwrap.c tests/bench/bench_stats.h
+tests_bench_ab_bwrap_SOURCES = tests/bench/ab_bwrap.c tests/bench/bench_cycle.h tests/bench/bench_stats.h
 tests_bench_ab_bwrap_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_ab_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 
 BENCHES += tests/bench/bench_bwrap
-tests_bench_bench_bwrap_SOURCES = tests/bench/bench_bwrap.c \
+tests_bench_bench_bwrap_SOURCES = tests/bench/bench_bwrap.c tests/bench/bench_cycle.h \
 	plugins/bwrap/bwrap_argv.c plugins/bwrap/bwrap_seccomp.c
 tests_bench_bench_bwrap_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/bwrap $(SECCOMP_CFLAGS)
 tests_bench_bench_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(SECCOMP_LIBS)
