@@ -76,3 +76,9 @@ tests_backends_process_router_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_process_router_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_process_router_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/process/process.la
+
+# The kept mount table under threads (also a TSAN_TESTS entry, see Makefile.am).
+check_PROGRAMS += tests/backends/cgroup_mounts_threads
+TESTS += tests/backends/cgroup_mounts_threads
+tests_backends_cgroup_mounts_threads_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/sdk/cgroup
+tests_backends_cgroup_mounts_threads_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
