@@ -295,8 +295,9 @@ msb_errc msb_agent_client_greet_finish(msb_agent_client *client, double timeout,
 /*
  * Wait up to `timeout` s for the answer to a greeting (greet_start, then finish), watching
  * `death_fd` meanwhile: the read end of a pipe whose write end only the boundary's processes
- * hold (their stderr, say), so that its end of file means they are all gone (-1: none).
- * Whatever arrives on it is kept in `said` (NUL-terminated, `cap` bytes; NULL: dropped).
+ * hold (their stderr, say), so that its end of file means they are all gone (-1: none); it
+ * is made non-blocking. Whatever arrives on it is kept in `said` (NUL-terminated, `cap`
+ * bytes; NULL: dropped).
  * MSB_OK once the agent answered. Otherwise *died is true when the boundary is gone — its end
  * of file came first, or within a second of a greeting that failed — (MSB_E_BACKEND);
  * MSB_E_TIMEOUT when nothing came in time; else the agent's refusal of the greeting, its
