@@ -48,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -242,27 +241,14 @@ static msb_errc read_reports(int fd, pid_t *pid, msb_error *err)
 	return MSB_OK;
 }
 
-/*
- * The agent's socket at `path`: owner-only (A's umask is its own: a child that shares msb's
- * memory does not share its file-system context), and listening, so a host's connection
- * waits in its queue until the agent accepts it.
- */
-static int make_listener(const char *path)
-{
-	mode_t old = umask(0177); /* restored: the sandbox inherits A's */
-	int fd = msb_unix_listen(path);
-	int e = errno;
-	umask(old);
-	errno = e;
-	return fd;
-}
-
 /* A: the agent's socket, out of msb's session, and the keeper forked into the cgroup. */
 static int middle_child(void *arg)
 {
 	launch_args *a = arg;
 	const msb_bwrap_launch *l = a->l;
-	if ((a->listen_fd = make_listener(l->listen_path)) < 0) {
+	/* Owner-only, and listening, so a host's connection waits in its queue until the agent
+	 * accepts it. A's umask is its own: it shares msb's memory, not its file-system context. */
+	if ((a->listen_fd = msb_unix_listen_owner_only(l->listen_path)) < 0) {
 		report(a->report_fd, STEP_LISTEN, errno);
 		_exit(1);
 	}

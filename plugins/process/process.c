@@ -155,13 +155,10 @@ static int spawn_child(void *arg)
 		report(a->rep, "setsid", errno, 0);
 		_exit(1);
 	}
-	/* Owner-only: this child's umask is its own (it shares no file-system context). */
-	mode_t old = umask(0177);
-	a->listen_fd = msb_unix_listen(a->listen_path);
-	int e = errno;
-	umask(old);
+	/* This child's umask is its own: it shares no file-system context with the host. */
+	a->listen_fd = msb_unix_listen_owner_only(a->listen_path);
 	if (a->listen_fd < 0) {
-		report(a->rep, "the agent's socket", e, 0);
+		report(a->rep, "the agent's socket", errno, 0);
 		_exit(1);
 	}
 	if (geteuid() != 0 && enter_user_namespace(a->uid_map, a->gid_map) < 0) {

@@ -164,17 +164,15 @@ void agent_signal_ready(int fd)
 	close(fd);
 }
 
+/*
+ * Owner only: whoever can connect can run commands as the agent. The socket is made before
+ * any privilege drop, so the host (its owner) keeps the only way in.
+ */
 static int listen_on(const char *path)
 {
-	/*
-	 * Owner only: whoever can connect can run commands as the agent. The socket is made
-	 * before any privilege drop, so the host (its owner) keeps the only way in.
-	 */
-	mode_t old = umask(0177);
-	int fd = msb_unix_listen(path);
+	int fd = msb_unix_listen_owner_only(path);
 	if (fd < 0)
 		die("cannot listen on %s: %s", path, strerror(errno));
-	umask(old);
 	return fd;
 }
 

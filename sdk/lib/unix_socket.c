@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -40,6 +41,16 @@ int msb_unix_listen(const char *path)
 	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0)
 		return fail_closing(fd);
+	return fd;
+}
+
+int msb_unix_listen_owner_only(const char *path)
+{
+	mode_t old = umask(0177);
+	int fd = msb_unix_listen(path);
+	int e = errno;
+	umask(old);
+	errno = e;
 	return fd;
 }
 

@@ -592,6 +592,58 @@ static void test_greet_weighs_a_refused_connection(void **state)
 	fixture_stop(&f);
 }
 
+/* The agent's stderr and status when run with `args` (NULL-terminated) and no listener. */
+static int agent_refusal(const char *const *args, char *said, size_t n)
+{
+	int errpipe[2];
+	assert_int_equal(pipe2(errpipe, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(errpipe[1], 2);
+		const char *argv[8] = { AGENT_BINARY };
+		for (int i = 0; args[i] && i < 6; i++)
+			argv[i + 1] = args[i];
+		execv(AGENT_BINARY, (char *const *)argv);
+		_exit(127);
+	}
+	close(errpipe[1]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	ssize_t got = read(errpipe[0], said, n - 1);
+	said[got > 0 ? got : 0] = '\0';
+	close(errpipe[0]);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* One way to serve is needed, and only one: none and two are both refused, naming them. */
+static void test_agent_refuses_no_mode_and_two_modes(void **state)
+{
+	(void)state;
+	char said[256];
+	const char *none[] = { "--work-dir", "/tmp", NULL };
+	assert_int_equal(agent_refusal(none, said, sizeof said), 2);
+	assert_non_null(strstr(said, "exactly one of --listen, --listen-fd, --fd, --device"));
+	const char *two[] = { "--listen", "/tmp/x.sock", "--listen-fd", "3", "--work-dir", "/tmp", NULL };
+	assert_int_equal(agent_refusal(two, said, sizeof said), 2);
+	assert_non_null(strstr(said, "exactly one of --listen, --listen-fd, --fd, --device"));
+}
+
+/* The client refuses a socket path no address can hold, rather than reaching a cut one. */
+static void test_client_refuses_a_path_too_long(void **state)
+{
+	(void)state;
+	char path[200];
+	memset(path, 'a', sizeof path - 1);
+	path[0] = '/';
+	path[sizeof path - 1] = '\0';
+	msb_agent_client *c = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_client_open_unix(path, 1, &c, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "agent socket path too long"));
+	assert_null(c);
+	msb_error_clear(&err);
+}
+
 /* An fd that is not a listening socket is refused at start, saying which. */
 static void test_listen_fd_refuses_what_is_not_listening(void **state)
 {
@@ -632,6 +684,8 @@ int main(void)
 		cmocka_unit_test(test_listen_fd_refuses_what_is_not_listening),
 		cmocka_unit_test(test_greet_await_tells_a_timeout_a_death_and_an_answer),
 		cmocka_unit_test(test_greet_weighs_a_refused_connection),
+		cmocka_unit_test(test_agent_refuses_no_mode_and_two_modes),
+		cmocka_unit_test(test_client_refuses_a_path_too_long),
 		cmocka_unit_test(test_shutdown_kills_escaped_daemon), /* last: it ends the agent */
 	};
 	return cmocka_run_group_tests(tests, setup, agent_session_teardown);

@@ -8,6 +8,7 @@ tests_backends_bwrap_cgroup_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(SECCOMP_L
 check_PROGRAMS += tests/backends/bwrap_backend
 TESTS += tests/backends/bwrap_backend
 tests_backends_bwrap_backend_SOURCES = tests/backends/bwrap_backend.c tests/backends/bwrap_fixture.h \
+	tests/backends/stand_in.h \
 	tests/backends/backend_fixture.h tests/backends/backend_cases.h
 tests_backends_bwrap_backend_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_bwrap_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
@@ -16,7 +17,7 @@ tests_backends_bwrap_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la plu
 # The process backend, for real (process_*).
 check_PROGRAMS += tests/backends/process_test tests/backends/process_helper
 TESTS += tests/backends/process_test
-tests_backends_process_test_SOURCES = tests/backends/process_test.c
+tests_backends_process_test_SOURCES = tests/backends/process_test.c tests/backends/stand_in.h
 tests_backends_process_test_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_process_test_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_backends_process_test_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \

@@ -31,6 +31,7 @@
 #include <msb/loader.h>
 
 #include "msb_test.h"
+#include "stand_in.h"
 
 #define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
 #define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
@@ -291,6 +292,60 @@ static void test_agent_missing(void **state)
 	snprintf(dir, sizeof dir, "%s/%s", state_dir, name);
 	assert_false(path_exists(dir));
 	fixture_close(&f);
+}
+
+/*
+ * Acquire with a stand-in agent, a shell script of `body`, and start_timeout 0.5 s: the
+ * code, and what acquire said in `said`. The failed start leaves no sandbox directory.
+ */
+static msb_errc acquire_with_stand_in(const char *body, char *said, size_t n)
+{
+	char agent[96];
+	snprintf(agent, sizeof agent, "%s.stand-in.sh", state_dir);
+	FILE *sh = fopen(agent, "w");
+	assert_non_null(sh);
+	fprintf(sh, "#!/bin/sh\n%s\n", body);
+	fclose(sh);
+	assert_int_equal(chmod(agent, 0755), 0);
+	cfg c;
+	cfg_init(&c);
+	c.vals[1].scalar = agent;
+	cfg_add(&c, "start_timeout", "0.5");
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "stand-in", "t", "agent", "" };
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = f.ops->acquire(f.inst, &key, &f.spec, &h, &err);
+	snprintf(said, n, "%s", msb_error_message(&err));
+	msb_error_clear(&err);
+	char name[36], dir[160];
+	msb_driver_sandbox_name(state_dir, &key, "default", name);
+	snprintf(dir, sizeof dir, "%s/%s", state_dir, name);
+	bool left = path_exists(dir);
+	fixture_close(&f);
+	unlink(agent);
+	assert_false(left);
+	return rc;
+}
+
+/*
+ * The greeting waits in the agent's socket before the agent runs: an agent that never
+ * answers it fails the start at start_timeout, with its log's last words; one that hangs up
+ * on it and lives on is reported as refusing it, not as an agent that died.
+ */
+static void test_agent_that_does_not_answer(void **state)
+{
+	(void)state;
+	char said[512];
+	assert_int_equal(acquire_with_stand_in("echo waiting >&2; exec sleep 30", said, sizeof said),
+			 MSB_E_BACKEND);
+	assert_non_null(strstr(said, "did not become ready in time"));
+	assert_non_null(strstr(said, "waiting"));
+	assert_int_equal(acquire_with_stand_in(STAND_IN_HANGS_UP(4), said, sizeof said),
+			 MSB_E_PROTOCOL);
+	assert_non_null(strstr(said, "the agent refused its greeting"));
+	assert_non_null(strstr(said, "reading a frame failed")); /* reset: the HELLO went unread */
 }
 
 static void test_operations(void **state)
@@ -826,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_config_refused),
 		cmocka_unit_test(test_agent_missing),
+		cmocka_unit_test(test_agent_that_does_not_answer),
 		cmocka_unit_test(test_operations),
 		cmocka_unit_test(test_two_processes_one_sandbox),
 		cmocka_unit_test(test_threads_race_one_sandbox),

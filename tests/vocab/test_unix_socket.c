@@ -1,6 +1,6 @@
 /*
  * test_unix_socket.c — msb/unix_socket.h: a listener replaces a stale file at its path and
- * takes a connection; both calls refuse a path no socket address can hold (ENAMETOOLONG,
+ * takes a connection, an owner-only one is mode 0600 whatever the umask; both calls refuse a path no socket address can hold (ENAMETOOLONG,
  * not a cut path that names another file); a connect to nothing fails with the kernel's
  * word; every socket made is close-on-exec.
  */
@@ -66,6 +66,23 @@ static void a_listener_replaces_a_stale_file_and_is_reached(void **state)
 	close(l);
 }
 
+/* Owner-only whatever the caller's umask, which comes back as it was. */
+static void an_owner_only_listener_is_mode_0600(void **state)
+{
+	(void)state;
+	char path[96];
+	snprintf(path, sizeof path, "%s/o.sock", dir);
+	mode_t before = umask(0);
+	int l = msb_unix_listen_owner_only(path);
+	mode_t after = umask(before);
+	assert_true(l >= 0);
+	assert_int_equal(after, 0);
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	close(l);
+}
+
 static void a_path_too_long_for_an_address_is_refused(void **state)
 {
 	(void)state;
@@ -102,6 +119,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_listener_replaces_a_stale_file_and_is_reached),
+		cmocka_unit_test(an_owner_only_listener_is_mode_0600),
 		cmocka_unit_test(a_path_too_long_for_an_address_is_refused),
 		cmocka_unit_test(connecting_to_nothing_fails_with_the_kernels_word),
 	};

@@ -17,6 +17,14 @@ extern "C" {
  */
 int msb_unix_listen(const char *path);
 
+/*
+ * The same, the socket file owner-only (mode 0600: whoever can connect to an agent can run
+ * commands as it). It sets the umask around the bind and restores it, so call it only where
+ * the umask is the caller's alone: a single-threaded program, or a child that shares no
+ * file-system context with the host (msb/spawn.h's children do not).
+ */
+int msb_unix_listen_owner_only(const char *path);
+
 /* A close-on-exec socket connected to `path`; -1 with errno. */
 int msb_unix_connect(const char *path);
 
