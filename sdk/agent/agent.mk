@@ -41,3 +41,13 @@ sdk_agent_msb_agent_SOURCES = \
 	$(MSB_CONFINE_SOURCES)
 sdk_agent_msb_agent_CFLAGS = $(WARN_CFLAGS) -O2
 sdk_agent_msb_agent_LDFLAGS = -all-static
+if AGENT_MUSL
+# Linked against musl (configure.ac says why): its specs put musl's headers and start-up
+# files in place of glibc's (the link sees these flags too); the kernel's headers come from
+# the links configure made.
+sdk_agent_msb_agent_CFLAGS += -specs=$(MUSL_SPECS) -idirafter $(top_builddir)/$(MUSL_KERNEL_INCLUDE)
+endif
+
+# The kernel-header links configure made for the musl build.
+distclean-local:
+	rm -rf $(MUSL_KERNEL_INCLUDE)

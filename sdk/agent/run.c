@@ -25,6 +25,7 @@
 
 #include <msb/agent.h>
 
+#include "../lib/libc_compat.h"
 #include "agent_internal.h"
 
 extern char **environ;

@@ -4,6 +4,7 @@
 msbinclude_HEADERS += sdk/include/msb/confine.h
 MSB_CONFINE_SOURCES = \
 	sdk/confine/confine_internal.h \
+	sdk/lib/libc_compat.h \
 	sdk/confine/confine_path.c \
 	sdk/confine/confine_resolve.c \
 	sdk/confine/confine_write.c \

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "confine_internal.h"
+#include "../lib/libc_compat.h"
 
 #define TEMP_ATTEMPTS 16
 
