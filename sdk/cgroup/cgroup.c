@@ -106,14 +106,16 @@ static msb_cgroup_member_dir *dir_for(msb_cgroup *cg, const msb_cgroup_mount *m,
 		msb_error_set(err, MSB_E_VALUE, "cgroups: more than %d hierarchies", MSB_CGROUP_MAX_DIRS);
 		return NULL;
 	}
-	/* A parent another process removes while empty, between our two mkdirs, is made again. */
-	int made = -1;
-	for (int attempt = 0; made != 0 && attempt < 5; attempt++) {
+	/*
+	 * The parents exist after the first sandbox, so the leaf is tried first (each mkdir of
+	 * an existing parent costs a system call on every start). A parent another process
+	 * removes while empty, between our mkdirs, is made again.
+	 */
+	int made = mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : errno;
+	for (int attempt = 0; made == ENOENT && attempt < 5; attempt++) {
 		if (make_dirs(m->path, parent, err))
 			return NULL;
 		made = mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : errno;
-		if (made && made != ENOENT)
-			break;
 	}
 	if (made) {
 		msb_error_set_errno(err, MSB_E_OS, made, "cgroups: cannot create %s", path);
