@@ -76,6 +76,12 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 		rc = msb_node_size(config, "memory", &out->limits.memory_bytes, err);
 	if (!rc)
 		rc = msb_node_uint(config, "pids", &out->limits.pids, err);
+	if (!rc && out->limits.pids && out->limits.pids < MSB_BWRAP_PIDS_MIN)
+		rc = msb_node_error(err, msb_node_get(config, "pids"), MSB_E_CONFIG,
+				    "pids %llu is below the %d one command needs: the keeper, bwrap, "
+				    "its init, the agent with its waiting and serving processes, and the "
+				    "command (0 for no limit)", (unsigned long long)out->limits.pids,
+				    MSB_BWRAP_PIDS_MIN);
 	if (!rc)
 		rc = msb_node_cpus(config, "cpus", &out->limits.cpus, err);
 	if (!rc)
@@ -91,7 +97,9 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 		rc = msb_node_uint(config, "id_base", &out->id_base, err);
 	if (!rc)
 		rc = msb_node_uint(config, "id_count", &out->id_count, err);
-	if (!rc && (out->id_base == 0 || out->id_count == 0 || out->id_base + out->id_count > 0x7fffffff))
+	/* Compared without the sum, which a huge id_count would wrap past the bound. */
+	if (!rc && (out->id_base == 0 || out->id_count == 0 || out->id_base > 0x7fffffff ||
+		    out->id_count > 0x7fffffff - out->id_base))
 		rc = msb_node_error(err, msb_node_get(config, "id_base") ? msb_node_get(config, "id_base")
 									   : msb_node_get(config, "id_count"),
 				    MSB_E_CONFIG, "expected 0 < id_base and id_base + id_count <= 2147483647");

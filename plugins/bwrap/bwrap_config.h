@@ -27,6 +27,14 @@
 #include <msb/image.h>
 #include <msb/node.h>
 
+/*
+ * The tasks one command needs in the sandbox's pids cgroup: the keeper, bwrap, its init, the
+ * agent's supervisor, its waiting and its serving process, and the command. With fewer a
+ * start or the first exec fails on a fork (measured: 3 fails bwrap's own fork, 4 leaves the
+ * agent unable to answer until start_timeout, 5 and 6 fail the exec), so it is refused at load.
+ */
+#define MSB_BWRAP_PIDS_MIN 7
+
 #define MSB_BWRAP_CONFIG_KEYS                                                          \
 	"bwrap", "images", "memory", "pids", "cpus", "tmp_size", "user", "group",     \
 		"cgroup_parent", "stop_timeout", "id_base", "id_count"

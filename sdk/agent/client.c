@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <msb/agent.h>
+#include <msb/node.h>
 #include <msb/unix_socket.h>
 
 #include "client_internal.h"
@@ -41,6 +42,9 @@ typedef struct conn {
 
 int64_t msb_agent_deadline_after(double seconds)
 {
+	/* A host's request may ask for any double; past the bound the conversion is undefined. */
+	if (!(seconds < MSB_SECONDS_MAX))
+		seconds = MSB_SECONDS_MAX;
 	return msb_agent_now_ms() + (int64_t)(seconds * 1000.0);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <msb/agent.h>
+#include <msb/node.h>
 
 #include "client_internal.h"
 
@@ -60,6 +61,8 @@ static void run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64
 		*timeout_ms = 0;
 		return;
 	}
+	if (!(timeout < MSB_SECONDS_MAX))
+		timeout = MSB_SECONDS_MAX;
 	*queue = msb_agent_deadline_after(timeout);
 	*reply = *queue + MSB_AGENT_EXEC_GRACE_MS;
 	*timeout_ms = (uint64_t)(timeout * 1000.0);

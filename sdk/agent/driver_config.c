@@ -224,6 +224,10 @@ static msb_errc read_numbers(msb_backend_instance *inst, const msb_node *config,
 	if (!(a->default_timeout > 0))
 		return msb_node_error(err, msb_node_get(config, "timeout"), MSB_E_CONFIG,
 				      "timeout must be a positive duration");
+	/* 0 would fail every start at once, naming a wait that never happened. */
+	if (!(inst->config.start_timeout > 0))
+		return msb_node_error(err, msb_node_get(config, "start_timeout"), MSB_E_CONFIG,
+				      "start_timeout must be a positive duration");
 	return MSB_OK;
 }
 

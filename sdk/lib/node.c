@@ -178,10 +178,16 @@ msb_errc msb_parse_seconds(const char *text, double *out, msb_error *err)
 	if (end == text || errno || !isfinite(v) || v < 0 || !isdigit((unsigned char)*text))
 		goto bad;
 	for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			*out = v * units[i].mult;
-			return MSB_OK;
-		}
+		if (strcmp(end, units[i].unit) != 0)
+			continue;
+		/* Every deadline is milliseconds in 64 bits; a longer wait would wrap around to
+		 * an immediate one. */
+		if (v * units[i].mult > MSB_SECONDS_MAX)
+			return msb_error_set(err, MSB_E_VALUE,
+					     "duration '%s' is longer than the longest msb keeps (%.0f s, "
+					     "about 31 years)", text, MSB_SECONDS_MAX);
+		*out = v * units[i].mult;
+		return MSB_OK;
 	}
 bad:
 	return msb_error_set(err, MSB_E_VALUE,
@@ -228,9 +234,15 @@ msb_errc msb_node_cpus(const msb_node *map, const char *key, double *out, msb_er
 		return MSB_OK;
 	char *end = NULL;
 	double v = n->kind == MSB_NODE_SCALAR ? strtod(n->scalar, &end) : -1;
-	if (!end || *end || v < 0 || v > 4096)
+	/* An empty value is not "none", and NaN passes every comparison. */
+	if (!end || end == n->scalar || *end || !isfinite(v) || v < 0 || v > 4096)
 		return msb_node_error(err, n, MSB_E_CONFIG,
 				      "expected a number of CPUs (e.g. 0.5, 2), or 0 for none");
+	/* A quota under the kernel's 1 ms per 100 ms period would be raised to it, unsaid. */
+	if (v > 0 && v < 0.01)
+		return msb_node_error(err, n, MSB_E_CONFIG,
+				      "%s CPUs is below the kernel's smallest quota, 0.01 (1 ms of "
+				      "every 100 ms); use 0 for none", n->scalar);
 	*out = v;
 	return MSB_OK;
 }

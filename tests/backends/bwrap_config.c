@@ -75,6 +75,11 @@ static void a_valid_config_opens(void **state_)
 				"user: per-sandbox\nid_base: 500000\nid_count: 10\nstop_timeout: 2s\n", &err);
 	if (rc)
 		fail_msg("%s", msb_error_message(&err));
+	/* The edges of what is refused below: the fewest pids, the smallest quota, none. */
+	const char *edges[] = { "pids: 7\ncpus: 0.01\n", "pids: 0\ncpus: 0\n" };
+	for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+		if (open_with(edges[i], &err) != MSB_OK)
+			fail_msg("%s: %s", edges[i], msb_error_message(&err));
 	msb_error_clear(&err);
 }
 
@@ -89,6 +94,13 @@ static void bad_configs_are_refused(void **state_)
 	refused("cgroup_parent: ../escape\n", MSB_E_CONFIG, "without \"..\"");
 	refused("cgroup_parent: /abs\n", MSB_E_CONFIG, "relative path");
 	refused("cpus: -1\n", MSB_E_CONFIG, "number of CPUs");
+	refused("cpus: \"\"\n", MSB_E_CONFIG, "number of CPUs");
+	refused("cpus: nan\n", MSB_E_CONFIG, "number of CPUs");
+	refused("cpus: 0.001\n", MSB_E_CONFIG, "smallest quota");
+	refused("pids: 6\n", MSB_E_CONFIG, "below the 7 one command needs");
+	refused("id_count: 18446744073709551615\n", MSB_E_CONFIG, "2147483647");
+	refused("start_timeout: 0\n", MSB_E_CONFIG, "start_timeout must be a positive");
+	refused("timeout: 1e12s\n", MSB_E_CONFIG, "longest msb keeps");
 	refused("memory: lots\n", MSB_E_CONFIG, "memory");
 	refused("bwrap: /no/such/bwrap\n", MSB_E_CONFIG, "not executable");
 	refused("bwrap: no-such-engine-here\n", MSB_E_BACKEND, "not found on PATH");

@@ -59,6 +59,14 @@ tests_backends_bwrap_config_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_bwrap_config_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_bwrap_config_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la plugins/bwrap/bwrap.la
 
+# Every real plugin's config: reader against hostile values, key by key (no sandbox is started).
+check_PROGRAMS += tests/backends/config_mutations
+TESTS += tests/backends/config_mutations
+tests_backends_config_mutations_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_config_mutations_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_config_mutations_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/process/process.la plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la plugins/qemu/qemu.la
+
 # The gvisor backend, running real gVisor containers (gvisor_*). Skips without a usable runsc.
 check_PROGRAMS += tests/backends/gvisor_backend
 TESTS += tests/backends/gvisor_backend

@@ -339,6 +339,13 @@ static void size_and_duration_literals(void **state)
 	assert_int_equal(msb_parse_seconds("soon", &s, &err), MSB_E_VALUE);
 	assert_int_equal(msb_parse_seconds("-3", &s, &err), MSB_E_VALUE);
 	assert_int_equal(msb_parse_seconds("nan", &s, &err), MSB_E_VALUE);
+	/* Past about 31 years a deadline in milliseconds would no longer fit: refused, by
+	 * value and after the unit. */
+	assert_int_equal(msb_parse_seconds("1e9", &s, &err), MSB_OK);
+	assert_int_equal(msb_parse_seconds("1e10", &s, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "longest"));
+	assert_int_equal(msb_parse_seconds("20000000m", &s, &err), MSB_E_VALUE);
+	assert_int_equal(msb_parse_seconds("99999999999999999999999", &s, &err), MSB_E_VALUE);
 	msb_error_clear(&err);
 }
 

@@ -66,9 +66,10 @@ msb_errc msb_node_bool(const msb_node *map, const char *key, bool *out, msb_erro
 msb_errc msb_node_uint(const msb_node *map, const char *key, uint64_t *out, msb_error *err);
 /* A size: a whole number of bytes, or one with a unit (KiB MiB GiB KB MB GB, B). */
 msb_errc msb_node_size(const msb_node *map, const char *key, uint64_t *out, msb_error *err);
-/* A duration in seconds: "30", "1.5", "250ms", "2s", "5m". */
+/* A duration in seconds: "30", "1.5", "250ms", "2s", "5m"; at most MSB_SECONDS_MAX. */
+#define MSB_SECONDS_MAX 1e9
 msb_errc msb_node_seconds(const msb_node *map, const char *key, double *out, msb_error *err);
-/* A number of CPUs for a CPU quota: a decimal from 0 (none) to 4096, fractions allowed ("0.5"). */
+/* A number of CPUs for a CPU quota: 0 (none), or a decimal from 0.01 to 4096 ("0.5"). */
 msb_errc msb_node_cpus(const msb_node *map, const char *key, double *out, msb_error *err);
 /*
  * A sequence of scalars, returned as a NULL-terminated array of borrowed strings in one
