@@ -359,9 +359,19 @@ static void dispose_matching(msb_backend_instance *inst, const driver_key *k, bo
 		}
 		return;
 	}
+	/*
+	 * A name begins with hashes of its scope and thread, then of its whole key (driver_box.c),
+	 * so only the sandboxes that can match have their metadata read: a dispose costs the same
+	 * among a thousand sandboxes as among none. Names of before that ("sb-", one hash) are
+	 * still read one by one, so a sandbox an earlier msb started is found too.
+	 */
+	char prefix[DRIVER_PREFIX_MAX];
+	size_t prefix_len = driver_name_prefix(inst->config.state_dir, k, scope_only, prefix);
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "sb-", 3) || strlen(de->d_name) != 35)
+		if (strlen(de->d_name) != 35)
+			continue;
+		if (strncmp(de->d_name, prefix, prefix_len) && strncmp(de->d_name, "sb-", 3))
 			continue;
 		driver_paths p;
 		if (driver_paths_make(inst, de->d_name, &p, NULL) != MSB_OK)

@@ -40,23 +40,45 @@ static void hash_field(msb_sha256 *s, const char *v)
 	msb_sha256_update(s, v, n);
 }
 
+/*
+ * 2 * `bytes` hex digits of SHA-256 over a domain tag, the state directory and the first
+ * `fields` key fields (plus `kind` when not NULL), each length-prefixed.
+ */
+static void hash_part(const char *tag, const char *state_dir, const driver_key *k, int fields,
+		      const char *kind, size_t bytes, char *out)
+{
+	msb_sha256 s;
+	msb_sha256_init(&s);
+	hash_field(&s, tag);
+	hash_field(&s, state_dir ? state_dir : "");
+	for (int i = 0; i < fields; i++)
+		hash_field(&s, k->field[i]);
+	if (kind)
+		hash_field(&s, kind);
+	unsigned char d[32];
+	msb_sha256_final(&s, d);
+	for (size_t i = 0; i < bytes; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+size_t driver_name_prefix(const char *state_dir, const driver_key *k, bool scope_only,
+			  char out[DRIVER_PREFIX_MAX])
+{
+	memcpy(out, "sk-", 3);
+	hash_part("msb-scope-v2", state_dir, k, 2, NULL, 4, out + 3);
+	if (scope_only)
+		return 11;
+	hash_part("msb-key-v2", state_dir, k, 4, NULL, 4, out + 11);
+	return 19;
+}
+
 void msb_driver_sandbox_name(const char *state_dir, const msb_key *key, const char *kind,
 			     char name[36])
 {
 	driver_key k;
 	driver_key_from(key, &k);
-	msb_sha256 s;
-	msb_sha256_init(&s);
-	hash_field(&s, "msb-sandbox-v1");
-	hash_field(&s, state_dir ? state_dir : "");
-	for (int i = 0; i < 4; i++)
-		hash_field(&s, k.field[i]);
-	hash_field(&s, kind ? kind : "");
-	unsigned char d[32];
-	msb_sha256_final(&s, d);
-	memcpy(name, "sb-", 3);
-	for (int i = 0; i < 16; i++)
-		snprintf(name + 3 + 2 * i, 3, "%02x", d[i]);
+	driver_name_prefix(state_dir, &k, false, name);
+	hash_part("msb-sandbox-v2", state_dir, &k, 4, kind ? kind : "", 8, name + 19);
 }
 
 msb_errc driver_paths_make(const msb_backend_instance *inst, const char *name, driver_paths *p,

@@ -15,7 +15,7 @@
 
 #include "driver_internal.h"
 
-/* "/sb-" + 32 hex + "/agent.sock" + NUL must fit a sockaddr_un. */
+/* "/sk-" + 32 hex + "/agent.sock" + NUL must fit a sockaddr_un. */
 #define STATE_DIR_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1 - 36 - 11)
 
 static msb_errc mkdirs(const char *path, msb_error *err)

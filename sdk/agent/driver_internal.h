@@ -34,6 +34,13 @@ typedef struct driver_key {
 } driver_key;
 
 void driver_key_from(const msb_key *key, driver_key *out);
+/*
+ * The leading characters that every sandbox name of (scope, thread) shares (scope_only), or
+ * of the whole key: what dispose compares before it reads any metadata. Returns the length.
+ */
+#define DRIVER_PREFIX_MAX 20
+size_t driver_name_prefix(const char *state_dir, const driver_key *k, bool scope_only,
+			  char out[DRIVER_PREFIX_MAX]);
 
 msb_errc driver_paths_make(const msb_backend_instance *inst, const char *name, driver_paths *p,
 			   msb_error *err);

@@ -61,7 +61,7 @@ static inline msb_errc backend_fixture_state(backend_fixture *fx, const char *st
 }
 
 /*
- * End every sandbox of `state` by the cgroups its start saved (<state>/sb-…/cgroup, one
+ * End every sandbox of `state` by the cgroups its start saved (<state>/sk-…/cgroup, one
  * "v1|v2 <dir>" line per hierarchy): v2's cgroup.kill takes each member, then every
  * directory is removed once empty (up to 2 s). Processes outside those cgroups are the
  * caller's to end.
@@ -70,7 +70,7 @@ static inline void backend_fixture_kill_cgroups(const char *state)
 {
 	char cmd[700];
 	snprintf(cmd, sizeof cmd,
-		 "for f in '%1$s'/sb-*/cgroup; do [ -f \"$f\" ] || continue; "
+		 "for f in '%1$s'/s[bk]-*/cgroup; do [ -f \"$f\" ] || continue; "
 		 "while read kind dir; do [ \"$kind\" = v2 ] && echo 1 > \"$dir/cgroup.kill\"; done < \"$f\"; "
 		 "for t in $(seq 20); do left=0; "
 		 "while read kind dir; do rmdir \"$dir\" 2>/dev/null; [ -d \"$dir\" ] && left=1; done < \"$f\"; "

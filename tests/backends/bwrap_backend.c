@@ -840,7 +840,7 @@ static void a_keeper_that_cannot_become_the_reaper_fails_the_start(void **state)
 }
 
 /*
- * The agent's socket is made at <state_dir>/sb-…/agent.sock: a state directory so deep that
+ * The agent's socket is made at <state_dir>/sk-…/agent.sock: a state directory so deep that
  * no unix socket address could hold that path is refused when the backend opens, naming the
  * directory and the limit, rather than failing every start later.
  */

@@ -196,8 +196,14 @@ static void test_names(void **state)
 	msb_driver_sandbox_name("/elsewhere", &a, "default", other_dir);
 	assert_string_not_equal(na, other_dir);
 	assert_int_equal(strlen(na), 35);
-	assert_memory_equal(na, "sb-", 3);
+	assert_memory_equal(na, "sk-", 3);
 	assert_int_equal(strspn(na + 3, "0123456789abcdef"), 32);
+	/* The name leads with its scope and thread, then its whole key, then the kind too. */
+	assert_memory_equal(na, nb, 11);
+	assert_memory_not_equal(na + 11, nb + 11, 8);
+	assert_memory_equal(na, nk, 19);
+	assert_memory_not_equal(na + 19, nk + 19, 16);
+	assert_memory_not_equal(nc + 3, nd + 3, 8);
 	/* A key made of path syntax still names a plain hex directory. */
 	msb_key evil = { "../../etc", "/x", "..", "a/b" };
 	msb_driver_sandbox_name("/s", &evil, "../k", na);
@@ -405,7 +411,7 @@ static void test_operations(void **state)
 	assert_int_equal(f.ops->write_file(h, "../escape", "x", 1, WORK, &err), MSB_E_VALUE);
 	assert_non_null(strstr(msb_error_message(&err), "../escape"));
 	/* What was refused, by whom: the backend, the sandbox, the op and the agent. */
-	assert_non_null(strstr(msb_error_message(&err), "backend process: sandbox sb-"));
+	assert_non_null(strstr(msb_error_message(&err), "backend process: sandbox sk-"));
 	assert_non_null(strstr(msb_error_message(&err), "write_file (msb-agent): "));
 	msb_error_clear(&err);
 
@@ -620,6 +626,53 @@ static void test_dispose_scope_counts(void **state)
 	fixture_close(&f);
 }
 
+/* Make <state_dir>/<name>/ holding a copy of `meta`: a sandbox directory with no process. */
+static void plant_box(const char *name, const char *meta)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "mkdir %s/%s && cp %s %s/%s/meta", state_dir, name, meta, state_dir,
+		 name);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * dispose reads the metadata of names that begin with the key's hashes only, and of names
+ * of the earlier form ("sb-"), so a sandbox an earlier msb started is still found. A
+ * directory whose name is another key's is left alone even when its metadata claims this
+ * key: a name is never a sandbox of a key it was not made from.
+ */
+static void test_dispose_reads_matching_names(void **state)
+{
+	(void)state;
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	msb_key key = { "names", "t", "agent", "" }, other = { "names", "u", "agent", "" };
+	msb_sandbox_handle *h = acquire(&f, &key);
+	f.ops->release(h);
+	char name[36], other_name[36], meta[200], path[200];
+	msb_driver_sandbox_name(state_dir, &key, "default", name);
+	msb_driver_sandbox_name(state_dir, &other, "default", other_name);
+	snprintf(meta, sizeof meta, "%s/%s/meta", state_dir, name);
+	const char *legacy = "sb-0123456789abcdef0123456789abcdef";
+	plant_box(legacy, meta);
+	plant_box(other_name, meta);
+	msb_disposal_failure fl = { 0 };
+	assert_false(dispose_key(&f, &key, &fl));
+	snprintf(path, sizeof path, "%s/%s", state_dir, name);
+	assert_false(path_exists(path));
+	snprintf(path, sizeof path, "%s/%s", state_dir, legacy);
+	assert_false(path_exists(path));
+	snprintf(path, sizeof path, "%s/%s", state_dir, other_name);
+	assert_true(path_exists(path));
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -r %s", path);
+	assert_int_equal(system(cmd), 0);
+	msb_disposal_failure_free(&fl);
+	fixture_close(&f);
+}
+
 static void test_dispose_failure_is_reported(void **state)
 {
 	if (geteuid() != 0) {
@@ -810,7 +863,7 @@ static void test_zz_nothing_left(void **state)
 	struct dirent *de;
 	int left = 0;
 	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "sb-", 3)) {
+		if (!strncmp(de->d_name, "sk-", 3) || !strncmp(de->d_name, "sb-", 3)) {
 			fprintf(stderr, "left behind: %s/%s\n", state_dir, de->d_name);
 			left++;
 		}
@@ -888,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_dead_agent_restarted),
 		cmocka_unit_test(test_dispose_kills_escaped_daemon),
 		cmocka_unit_test(test_dispose_scope_counts),
+		cmocka_unit_test(test_dispose_reads_matching_names),
 		cmocka_unit_test(test_dispose_failure_is_reported),
 		cmocka_unit_test(test_egress_closed),
 		cmocka_unit_test(test_limits_hold),

@@ -184,6 +184,8 @@ static void close_backend(bench_backend *b)
 
 #define COLD_ROUNDS 60
 #define WARM_ROUNDS 1000
+#define CROWD 100
+#define CROWD_ROUNDS 30
 
 int main(void)
 {
@@ -244,9 +246,45 @@ int main(void)
 	}
 	mem.ops->release(h);
 	dispose(&mem, &key);
+
+	/*
+	 * Dispose among a crowd: CROWD live sandboxes of other keys in mem's state directory,
+	 * cycles there interleaved with cycles in an empty one (`alone`). A dispose that read
+	 * every sandbox's metadata would grow with the crowd.
+	 */
+	char lone[] = "/dev/shm/msb-bench-alone-XXXXXX";
+	bench_backend alone;
+	bool have_lone = mkdtemp(lone) != NULL;
+	open_backend(&alone, have_lone ? lone : dir);
+	for (int i = 0; i < CROWD; i++) {
+		char thread[32];
+		snprintf(thread, sizeof thread, "c-%d", i);
+		msb_key k = { "crowd", thread, "agent", "" };
+		mem.ops->release(acquire(&mem, &k));
+	}
+	static double disp_alone[CROWD_ROUNDS], disp_crowd[CROWD_ROUNDS];
+	for (int r = 0; r < CROWD_ROUNDS; r++) {
+		double a, e;
+		cold_once(&alone, COLD_ROUNDS + r, &a, &e, &disp_alone[r]);
+		cold_once(&mem, COLD_ROUNDS + r, &a, &e, &disp_crowd[r]);
+	}
+	close_backend(&alone);
+	double t_scope = bench_now_ms();
+	msb_scope_purge purge = { 0 };
+	for (int i = 0; i < CROWD; i++) {
+		char thread[32];
+		snprintf(thread, sizeof thread, "c-%d", i);
+		mem.ops->dispose_scope(mem.inst, "crowd", thread, &purge);
+	}
+	t_scope = (bench_now_ms() - t_scope) / CROWD;
+	if (purge.disposed != CROWD || purge.has_undisposed) {
+		fprintf(stderr, "bench_process: dispose_scope left the crowd's sandboxes\n");
+		return 1;
+	}
+	msb_scope_purge_free(&purge);
 	close_backend(&mem);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s %s", dir, have_shm ? shm : "");
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s %s", dir, have_shm ? shm : "", have_lone ? lone : "");
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench_process: could not remove %s\n", dir);
 
@@ -269,5 +307,9 @@ int main(void)
 	       bench_median(acq_d, COLD_ROUNDS), bench_median(ex_d, COLD_ROUNDS), bench_median(disp_d, COLD_ROUNDS));
 	printf("warm exec true round trip:        %8.3f ms  = %.2fx bare fork+exec (%.3f ms)  [target < 1 ms]\n",
 	       m_warm, m_warm / m_wbare, m_wbare);
+	double m_alone = bench_median(disp_alone, CROWD_ROUNDS), m_crowd = bench_median(disp_crowd, CROWD_ROUNDS);
+	printf("dispose among %d live sandboxes:  %8.3f ms  = %.2fx dispose alone (%.3f ms)\n", CROWD,
+	       m_crowd, m_crowd / m_alone, m_alone);
+	printf("dispose_scope, each of %d:        %8.3f ms\n", CROWD, t_scope);
 	return 0;
 }

@@ -31,12 +31,15 @@
  *   <state_dir>/<name>/meta     scope, thread, agent_dir, call_id, kind (hex-encoded)
  *   <state_dir>/<name>/agent.sock, agent.pid ("pid starttime"), work/
  *
- * <name> is "sb-" + 32 hex digits of SHA-256 over the state directory and the
- * length-prefixed key fields and kind, so two keys differing anywhere — including by a
- * separator inside a field — never collide in practice and never produce a path component
- * the key's author chose; and because the state directory is folded in, the name is unique
+ * <name> is "sk-" + 32 hex digits of SHA-256, each part over the state directory and the
+ * length-prefixed key fields: 8 over the scope and thread, 8 over the whole key, 16 over the
+ * key and kind. Two keys differing anywhere — including by a separator inside a field —
+ * never collide in practice and never produce a path component the key's author chose; the
+ * leading parts let dispose and dispose_scope skip every name that cannot match without
+ * reading its metadata; and because the state directory is folded in, the name is unique
  * on the host, fit to name the sandbox in an engine's global namespace (a runsc container
  * id) where two configurations with different state directories may use the same keys.
+ * (Names of earlier versions, "sb-" + one hash, are still found by dispose.)
  */
 #ifndef MSB_DRIVER_H
 #define MSB_DRIVER_H
@@ -71,7 +74,7 @@ typedef struct msb_driver_config {
 
 /* One sandbox, as the driver hands it to the boundary callbacks. All paths absolute, host side. */
 typedef struct msb_driver_box {
-	const char *name;         /* "sb-…" */
+	const char *name;         /* "sk-…" */
 	const char *dir;          /* <state_dir>/<name> */
 	const char *socket_path;  /* <dir>/agent.sock: where the agent must listen (host view) */
 	const char *pid_path;     /* <dir>/agent.pid: the boundary's start writes it (see below) */
@@ -158,7 +161,7 @@ pid_t msb_driver_read_live_pid(const msb_driver_box *box);
 /* Whether process `pid` exists and is not a zombie (a daemon's reaper may be slow to reap it). */
 bool msb_driver_pid_running(pid_t pid);
 /*
- * A sandbox's name for (key, kind) in `state_dir`, written into name[36] ("sb-" + 32 hex +
+ * A sandbox's name for (key, kind) in `state_dir`, written into name[36] ("sk-" + 32 hex +
  * NUL): what box->name holds.
  */
 void msb_driver_sandbox_name(const char *state_dir, const msb_key *key, const char *kind,
