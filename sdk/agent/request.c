@@ -82,18 +82,11 @@ static msb_errc take_field(msb_agent_request *req, const msb_agent_field *f, msb
 		return msb_agent_field_u32(f, &req->version, err);
 	case MSB_TAG_STDIN:
 	case MSB_TAG_CODE:
-	case MSB_TAG_DATA: {
-		unsigned char *d = malloc((size_t)f->len + 1);
-		if (!d)
-			return msb_error_set(err, MSB_E_NOMEM, "agent protocol: out of memory");
-		memcpy(d, f->value, f->len);
-		d[f->len] = '\0';
-		free(req->data);
-		req->data = d;
+	case MSB_TAG_DATA:
+		req->data = f->value;
 		req->data_len = f->len;
 		req->has_data = true;
 		return MSB_OK;
-	}
 	default:
 		return MSB_OK; /* unknown tags are skipped: see agent.h */
 	}
@@ -181,7 +174,6 @@ void msb_agent_request_free(msb_agent_request *req)
 	vec_free(req->argv);
 	vec_free(req->env);
 	free(req->cwd);
-	free(req->data);
 	free(req->path);
 	free(req->workdir);
 	uint16_t type = req->type;

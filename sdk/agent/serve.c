@@ -61,8 +61,8 @@ static msb_errc dispatch(const msb_agent_request *req, msb_buf *reply, bool *shu
 }
 
 /* Serve one decoded frame; false when the stream must end. */
-static bool serve_one(int wfd, const msb_agent_header *h, const msb_buf *payload, bool *greeted,
-		      bool *shutdown)
+static bool serve_one(int wfd, const msb_agent_header *h, const msb_buf *payload, msb_buf *reply,
+		      bool *greeted, bool *shutdown)
 {
 	msb_error e = MSB_ERROR_INIT;
 	if (h->version != MSB_AGENT_PROTOCOL_VERSION) {
@@ -82,24 +82,23 @@ static bool serve_one(int wfd, const msb_agent_header *h, const msb_buf *payload
 		return false;
 	}
 	msb_agent_request req;
-	msb_buf reply = { 0 };
+	reply->len = 0;
 	msb_errc rc = msb_agent_request_decode(h->type, payload->data, payload->len, &req, &e);
 	if (rc == MSB_OK) {
-		rc = msb_agent_put_u32(&reply, MSB_TAG_ERRC, MSB_OK, &e);
+		rc = msb_agent_put_u32(reply, MSB_TAG_ERRC, MSB_OK, &e);
 		if (rc == MSB_OK)
-			rc = dispatch(&req, &reply, shutdown, &e);
+			rc = dispatch(&req, reply, shutdown, &e);
 		msb_agent_request_free(&req);
 	}
 	bool keep = true;
 	if (rc == MSB_OK) {
-		msb_agent_frame_write(wfd, (uint16_t)(h->type | MSB_AGENT_REPLY), h->id, &reply, NULL);
+		msb_agent_frame_write(wfd, (uint16_t)(h->type | MSB_AGENT_REPLY), h->id, reply, NULL);
 		if (h->type == MSB_AGENT_HELLO)
 			*greeted = true;
 	} else {
 		reply_error(wfd, h->type, h->id, &e);
 		keep = h->type != MSB_AGENT_HELLO; /* a refused hello ends the stream */
 	}
-	msb_buf_free(&reply);
 	msb_error_clear(&e);
 	return keep && !*shutdown;
 }
@@ -108,7 +107,8 @@ unsigned long agent_serve_stream(int rfd, int wfd, bool *shutdown)
 {
 	unsigned long frames = 0;
 	bool greeted = false;
-	msb_buf payload = { 0 };
+	/* Both kept for the stream's life, for the reason msb_agent_frame_read gives. */
+	msb_buf payload = { 0 }, reply = { 0 };
 	*shutdown = false;
 	for (;;) {
 		msb_agent_header h = { 0 };
@@ -123,12 +123,13 @@ unsigned long agent_serve_stream(int rfd, int wfd, bool *shutdown)
 			break;
 		}
 		frames++;
-		bool more = serve_one(wfd, &h, &payload, &greeted, shutdown);
+		bool more = serve_one(wfd, &h, &payload, &reply, &greeted, shutdown);
 		/* No command is in flight between requests: reaping any child is safe here. */
 		agent_reap();
 		if (!more)
 			break;
 	}
 	msb_buf_free(&payload);
+	msb_buf_free(&reply);
 	return frames;
 }

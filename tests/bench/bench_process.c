@@ -176,6 +176,34 @@ static void cold_once(bench_backend *b, int i, double *acq, double *ex, double *
 	*acq = t1 - t0, *ex = t2 - t1, *disp = t3 - t2;
 }
 
+/* write_file then read_file of `len` bytes through the agent; exits on a failure. */
+static void files_round_trip(bench_backend *b, msb_sandbox_handle *h, const char *bytes, size_t len)
+{
+	msb_error err = MSB_ERROR_INIT;
+	msb_buf out = { 0 };
+	if (b->ops->write_file(h, "bench.bin", bytes, len, b->spec.work_dir, &err) ||
+	    b->ops->read_file(h, "bench.bin", b->spec.work_dir, len, &out, &err) || out.len != len) {
+		fprintf(stderr, "bench_process: files: %s\n", msb_error_message(&err));
+		exit(1);
+	}
+	msb_buf_free(&out);
+}
+
+/* The same bytes written to `path` and read back with plain system calls. */
+static void plain_round_trip(const char *path, const char *bytes, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	char *back = malloc(len);
+	if (fd < 0 || !back || write(fd, bytes, len) != (ssize_t)len || close(fd) != 0 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || read(fd, back, len) != (ssize_t)len) {
+		fprintf(stderr, "bench_process: plain file round trip failed\n");
+		exit(1);
+	}
+	close(fd);
+	free(back);
+	unlink(path);
+}
+
 static void close_backend(bench_backend *b)
 {
 	msb_backend_close(b->backend);
@@ -186,6 +214,8 @@ static void close_backend(bench_backend *b)
 #define WARM_ROUNDS 1000
 #define CROWD 100
 #define CROWD_ROUNDS 30
+#define FILE_MIB 8
+#define FILE_ROUNDS 15
 
 int main(void)
 {
@@ -269,6 +299,31 @@ int main(void)
 		cold_once(&mem, COLD_ROUNDS + r, &a, &e, &disp_crowd[r]);
 	}
 	close_backend(&alone);
+
+	/*
+	 * A file through the agent: write_file then read_file of FILE_MIB, against writing and
+	 * reading the same bytes to a file beside the state directory with plain system calls.
+	 */
+	static double through[FILE_ROUNDS], plain[FILE_ROUNDS];
+	size_t file_len = (size_t)FILE_MIB << 20;
+	char *bytes = malloc(file_len), plain_path[96];
+	if (!bytes)
+		return 1;
+	memset(bytes, 'x', file_len);
+	snprintf(plain_path, sizeof plain_path, "%s/plain.bin", fast);
+	msb_key fkey = { "bench", "files", "agent", "" };
+	msb_sandbox_handle *fh = acquire(&mem, &fkey);
+	for (int r = 0; r < FILE_ROUNDS; r++) {
+		double t = bench_now_ms();
+		files_round_trip(&mem, fh, bytes, file_len);
+		through[r] = bench_now_ms() - t;
+		t = bench_now_ms();
+		plain_round_trip(plain_path, bytes, file_len);
+		plain[r] = bench_now_ms() - t;
+	}
+	mem.ops->release(fh);
+	dispose(&mem, &fkey);
+	free(bytes);
 	double t_scope = bench_now_ms();
 	msb_scope_purge purge = { 0 };
 	for (int i = 0; i < CROWD; i++) {
@@ -311,5 +366,8 @@ int main(void)
 	printf("dispose among %d live sandboxes:  %8.3f ms  = %.2fx dispose alone (%.3f ms)\n", CROWD,
 	       m_crowd, m_crowd / m_alone, m_alone);
 	printf("dispose_scope, each of %d:        %8.3f ms\n", CROWD, t_scope);
+	double m_through = bench_median(through, FILE_ROUNDS), m_plain = bench_median(plain, FILE_ROUNDS);
+	printf("%d MiB write_file + read_file:     %8.3f ms  = %.2fx plain write + read (%.3f ms)\n",
+	       FILE_MIB, m_through, m_through / m_plain, m_plain);
 	return 0;
 }

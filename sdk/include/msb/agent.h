@@ -46,6 +46,8 @@ extern "C" {
 #define MSB_AGENT_MAGIC 0x4142534du   /* "MSBA" as little-endian bytes */
 #define MSB_AGENT_PROTOCOL_VERSION 1u
 #define MSB_AGENT_HEADER_SIZE 16u
+/* A field's tag and length, before its value. */
+#define MSB_AGENT_FIELD_HEADER_SIZE 6u
 /* The largest payload either side reads: a 64 MiB file plus room for the fields around it. */
 #define MSB_AGENT_MAX_PAYLOAD ((uint32_t)(64u * 1024u * 1024u + 64u * 1024u))
 /* Per-stream cap on exec output the agent ever holds; a larger max_output is clamped to it. */
@@ -183,7 +185,10 @@ typedef struct msb_agent_request {
 	char *cwd;            /* EXEC: NULL: the agent's work dir */
 	uint64_t timeout_ms;
 	uint64_t max_output;
-	unsigned char *data;  /* EXEC stdin, RUN_CODE code, WRITE_FILE data; may hold NULs */
+	/* EXEC stdin, RUN_CODE code, WRITE_FILE data; may hold NULs. Points into the payload
+	 * decoded (as msb_agent_field's value does), so it is valid as long as that is: a file
+	 * is written from where it arrived, never copied first. */
+	const unsigned char *data;
 	size_t data_len;
 	bool has_data;
 	char *path;           /* file operations; RECLAIM: the absolute directory */
