@@ -306,8 +306,10 @@ msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
 	}
 	payload->len = 0;
 	rc = read_all(fd, payload->data, h->length, deadline_ms, &got, err);
-	if (rc != MSB_OK)
+	if (rc != MSB_OK) {
+		msb_buf_free(payload); /* a stream that failed is not read again */
 		return rc;
+	}
 	payload->data[h->length] = '\0';
 	payload->len = h->length;
 	return MSB_OK;

@@ -159,8 +159,9 @@ msb_errc msb_agent_frame_write(int fd, uint16_t type, uint32_t id, const msb_buf
 			       msb_error *err);
 /*
  * Read one whole frame: the header (checked by msb_agent_header_decode), then exactly
- * `length` payload bytes into `payload` (replacing its contents), allocated only after the
- * length was checked. `deadline_ms` is an absolute CLOCK_MONOTONIC time in ms, or 0 for
+ * `length` payload bytes into `payload` (replacing its contents, in its own memory when that
+ * is large enough), allocated only after the length was checked; a failed body read leaves
+ * `payload` empty and freed. `deadline_ms` is an absolute CLOCK_MONOTONIC time in ms, or 0 for
  * none; passing it is MSB_E_TIMEOUT. A peer that closes before the first header byte is
  * MSB_E_PROTOCOL with *eof set (when eof is non-NULL), so a server can end quietly.
  */
