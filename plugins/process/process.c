@@ -329,6 +329,24 @@ static bool process_stop(void *ctx, const msb_driver_box *box, msb_disposal_fail
 	return true;
 }
 
+/*
+ * The kernel never applies RLIMIT_NPROC to uid 0's processes (copy_process exempts root), and
+ * this boundary has no cgroup to fall back on: a process limit for commands that run as root
+ * would hold nothing, so it is refused rather than kept as a promise.
+ */
+static msb_errc process_configure(void *ctx, const msb_node *config, const msb_driver_config *driver,
+				  msb_error *err)
+{
+	const process_ctx *pc = ctx;
+	bool as_root = pc->uid >= 0 ? pc->uid == 0 : geteuid() == 0;
+	if (driver->agent.rlimits.nproc && as_root)
+		return msb_node_error(err, msb_node_get(config, "rlimit_nproc"), MSB_E_CONFIG,
+				      "rlimit_nproc would bind nothing: the commands run as root, whose "
+				      "processes the kernel exempts from it; set uid: to an unprivileged "
+				      "uid (e.g. 65534), or leave rlimit_nproc unset");
+	return MSB_OK;
+}
+
 static msb_errc process_init(const msb_node *config, const msb_host *host,
 			     msb_backend_instance **self, msb_error *err)
 {
@@ -361,6 +379,7 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	b.start = process_start;
 	b.stop = process_stop;
 	b.pid_ends_all = true; /* the agent is its pid namespace's init */
+	b.configure = process_configure;
 	return msb_driver_init(&b, config, host, keys, self, err);
 }
 

@@ -248,6 +248,20 @@ static void test_config_refused(void **state)
 			fail_msg("%s: %s", bad[i].key, msb_error_message(&err));
 		msb_error_clear(&err);
 	}
+	/* A process limit on root's commands would hold nothing: refused, unless they run as
+	 * another uid (test_limits_hold shows it holding then). */
+	if (geteuid() == 0) {
+		cfg_init(&c);
+		cfg_add(&c, "rlimit_nproc", "24");
+		assert_int_not_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
+		assert_int_equal(err.code, MSB_E_CONFIG);
+		assert_non_null(strstr(msb_error_message(&err), "rlimit_nproc would bind nothing"));
+		msb_error_clear(&err);
+		cfg_add(&c, "uid", "0");
+		assert_int_not_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
+		assert_non_null(strstr(msb_error_message(&err), "rlimit_nproc would bind nothing"));
+		msb_error_clear(&err);
+	}
 	/* A state directory another user could tamper with is refused. */
 	if (geteuid() == 0) {
 		char foreign[128], nested[160];
