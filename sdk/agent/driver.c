@@ -362,8 +362,8 @@ static void dispose_matching(msb_backend_instance *inst, const driver_key *k, bo
 	/*
 	 * A name begins with hashes of its scope and thread, then of its whole key (driver_box.c),
 	 * so only the sandboxes that can match have their metadata read: a dispose costs the same
-	 * among a thousand sandboxes as among none. Names of before that ("sb-", one hash) are
-	 * still read one by one, so a sandbox an earlier msb started is found too.
+	 * among a thousand sandboxes as among none. Names of the earlier form ("sb-", one hash)
+	 * are still read one by one, so a sandbox an earlier msb started is found too.
 	 */
 	char prefix[DRIVER_PREFIX_MAX];
 	size_t prefix_len = driver_name_prefix(inst->config.state_dir, k, scope_only, prefix);

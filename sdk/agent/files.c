@@ -83,6 +83,9 @@ static msb_errc read_op(int root, const msb_agent_request *req, msb_buf *reply, 
 	msb_errc rc = msb_agent_put(reply, MSB_TAG_DATA, NULL, 0, err);
 	if (rc == MSB_OK)
 		rc = msb_confine_read_file(root, req->path, cap, reply, err);
+	if (rc == MSB_OK && reply->len > MSB_AGENT_MAX_PAYLOAD) /* what msb_agent_put would check */
+		rc = msb_error_set(err, MSB_E_VALUE, "read_file refused '%s': its reply would exceed "
+				   "the %u-byte frame limit", req->path, MSB_AGENT_MAX_PAYLOAD);
 	if (rc == MSB_OK) {
 		size_t n = reply->len - at - MSB_AGENT_FIELD_HEADER_SIZE;
 		for (int i = 0; i < 4; i++)
