@@ -7,6 +7,7 @@
  * program never started), and the reply is awaited for the deadline plus a grace in which
  * the agent kills the tree and answers.
  */
+#include <math.h>
 #include <string.h>
 
 #include <msb/agent.h>
@@ -100,6 +101,18 @@ static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double
 	return rc;
 }
 
+/* A host's mistake made loud: a timeout that is no number, stdin that has a length only. */
+static msb_errc check_request(const char *op, double timeout, const void *stdin_data,
+			      size_t stdin_len, msb_error *err)
+{
+	if (isnan(timeout))
+		return msb_error_set(err, MSB_E_VALUE, "%s refused: its timeout is not a number", op);
+	if (stdin_len && !stdin_data)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "%s refused: stdin_len is %zu but stdin_data is NULL", op, stdin_len);
+	return MSB_OK;
+}
+
 msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 			const char *const *env, msb_exec_result *res, msb_error *err)
 {
@@ -108,6 +121,9 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 	run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
 	if (!req->argv || !req->argv[0])
 		return msb_error_set(err, MSB_E_VALUE, "exec refused: an empty argv");
+	msb_errc checked = check_request("exec", req->timeout, req->stdin_data, req->stdin_len, err);
+	if (checked)
+		return checked;
 	msb_buf p = { 0 };
 	msb_errc rc = MSB_OK;
 	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
@@ -133,6 +149,9 @@ msb_errc msb_agent_run_code(msb_agent_client *c, const char *code, double timeou
 	int64_t queue, reply;
 	uint64_t timeout_ms;
 	run_deadlines(timeout, &queue, &reply, &timeout_ms);
+	msb_errc checked = check_request("run_code", timeout, NULL, 0, err);
+	if (checked)
+		return checked;
 	msb_buf p = { 0 };
 	msb_errc rc = msb_agent_put_str(&p, MSB_TAG_CODE, code, err);
 	if (rc == MSB_OK && max_output)

@@ -4,6 +4,7 @@
  * timeouts that kill the whole tree, output caps that truncate and say so), run_code, and
  * the agent's answers to a program that cannot start.
  */
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -172,6 +173,29 @@ static void test_not_found(void **state)
 	msb_error_clear(&err);
 }
 
+/* A request a host got wrong is refused by name, never run on a guess. */
+static void test_malformed_requests_refused(void **state)
+{
+	ctx *c = *state;
+	const char *const argv[] = { "true", NULL };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	msb_exec_request req = { .argv = argv, .timeout = NAN };
+	assert_int_equal(msb_agent_exec(c->client, &req, NULL, &res, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "timeout is not a number"));
+	req = (msb_exec_request){ .argv = argv, .timeout = 10, .stdin_len = 5 };
+	assert_int_equal(msb_agent_exec(c->client, &req, NULL, &res, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "stdin_data is NULL"));
+	assert_int_equal(msb_agent_run_code(c->client, "true", NAN, 0, &res, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "run_code refused"));
+	msb_error_clear(&err);
+	/* Past the longest duration kept, a timeout is that duration: the command runs. */
+	req = (msb_exec_request){ .argv = argv, .timeout = INFINITY };
+	assert_int_equal(msb_agent_exec(c->client, &req, NULL, &res, NULL), MSB_OK);
+	assert_int_equal(res.exit_code, 0);
+	msb_exec_result_free(&res);
+}
+
 static void test_run_code(void **state)
 {
 	ctx *c = *state;
@@ -275,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_kills_tree),
 		cmocka_unit_test(test_output_cap),
 		cmocka_unit_test(test_not_found),
+		cmocka_unit_test(test_malformed_requests_refused),
 		cmocka_unit_test(test_run_code),
 		cmocka_unit_test(test_queued_timeout),
 		cmocka_unit_test(test_queued_behind_another_call),
