@@ -116,14 +116,14 @@ static msb_errc check_request(const char *op, double timeout, const void *stdin_
 msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 			const char *const *env, msb_exec_result *res, msb_error *err)
 {
-	int64_t queue, reply;
-	uint64_t timeout_ms;
-	run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
 	if (!req->argv || !req->argv[0])
 		return msb_error_set(err, MSB_E_VALUE, "exec refused: an empty argv");
 	msb_errc checked = check_request("exec", req->timeout, req->stdin_data, req->stdin_len, err);
 	if (checked)
 		return checked;
+	int64_t queue, reply;
+	uint64_t timeout_ms;
+	run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
 	msb_errc rc = MSB_OK;
 	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
@@ -146,12 +146,12 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 msb_errc msb_agent_run_code(msb_agent_client *c, const char *code, double timeout,
 			    size_t max_output, msb_exec_result *res, msb_error *err)
 {
-	int64_t queue, reply;
-	uint64_t timeout_ms;
-	run_deadlines(timeout, &queue, &reply, &timeout_ms);
 	msb_errc checked = check_request("run_code", timeout, NULL, 0, err);
 	if (checked)
 		return checked;
+	int64_t queue, reply;
+	uint64_t timeout_ms;
+	run_deadlines(timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
 	msb_errc rc = msb_agent_put_str(&p, MSB_TAG_CODE, code, err);
 	if (rc == MSB_OK && max_output)

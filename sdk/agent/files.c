@@ -72,20 +72,18 @@ static msb_errc list_op(int root, const msb_agent_request *req, msb_buf *reply, 
 
 static msb_errc read_op(int root, const msb_agent_request *req, msb_buf *reply, msb_error *err)
 {
-	/* The reply must fit a frame: a cap above what one can carry is a cap the frame sets. */
-	uint64_t room = MSB_AGENT_MAX_PAYLOAD - 64;
-	uint64_t cap = req->max_bytes < room ? req->max_bytes : room;
 	/*
 	 * Read straight into the reply, behind a field header whose length is set once the file
 	 * is read: no buffer the size of the file made and dropped, and one copy of it less.
 	 */
 	size_t at = reply->len;
 	msb_errc rc = msb_agent_put(reply, MSB_TAG_DATA, NULL, 0, err);
-	if (rc == MSB_OK)
-		rc = msb_confine_read_file(root, req->path, cap, reply, err);
-	if (rc == MSB_OK && reply->len > MSB_AGENT_MAX_PAYLOAD) /* what msb_agent_put would check */
-		rc = msb_error_set(err, MSB_E_VALUE, "read_file refused '%s': its reply would exceed "
-				   "the %u-byte frame limit", req->path, MSB_AGENT_MAX_PAYLOAD);
+	if (rc != MSB_OK)
+		return rc;
+	/* The reply must fit a frame: a cap above what one can carry is a cap the frame sets. */
+	uint64_t room = MSB_AGENT_MAX_PAYLOAD - reply->len;
+	uint64_t cap = req->max_bytes < room ? req->max_bytes : room;
+	rc = msb_confine_read_file(root, req->path, cap, reply, err);
 	if (rc == MSB_OK) {
 		size_t n = reply->len - at - MSB_AGENT_FIELD_HEADER_SIZE;
 		for (int i = 0; i < 4; i++)
