@@ -86,7 +86,11 @@ static msb_errc reply_status(const msb_buf *payload, uint16_t type, msb_error *e
 	if (code == MSB_OK)
 		return MSB_OK;
 	msb_errc c = code < MSB_E__COUNT ? (msb_errc)code : MSB_E_BACKEND;
-	return msb_error_set(err, c, "%.*s", (int)msg_len, msg ? (const char *)msg : "");
+	/* The agent's sentence is untrusted too: a refusal it gave no words still gets some. */
+	if (!msg || !msg_len || !*msg)
+		return msb_error_set(err, c, "the agent refused %s (%s) without saying why",
+				     msb_agent_type_name(type), msb_errc_name(c));
+	return msb_error_set(err, c, "%.*s", (int)msg_len, (const char *)msg);
 }
 
 /* Send one request on `cn`; its id is what read_reply matches. */

@@ -3,6 +3,7 @@
  * working directory it is confined to (the agent does the confining), and decodes the
  * entries, presence or bytes its reply holds.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,22 @@ msb_errc msb_agent_read_file(msb_agent_client *c, const char *path, const char *
 		msb_buf_free(&p);
 		return rc;
 	}
-	return entries_call(c, MSB_AGENT_READ_FILE, &p, 0, NULL, NULL, out, err);
+	size_t had = out->len;
+	rc = entries_call(c, MSB_AGENT_READ_FILE, &p, 0, NULL, NULL, out, err);
+	/* A file over the cap is the agent's to refuse; one that sends it anyway is not
+	 * believed, and nothing of what it sent is kept. */
+	if (rc == MSB_OK && out->len - had > max_bytes)
+		rc = msb_error_set(err, MSB_E_PROTOCOL,
+				   "agent protocol: the agent answered read_file of '%s' with %zu bytes, "
+				   "more than the %" PRIu64 " asked for; refused", path, out->len - had,
+				   max_bytes);
+	if (rc != MSB_OK && had) {
+		out->len = had;
+		out->data[had] = '\0';
+	} else if (rc != MSB_OK) {
+		msb_buf_free(out);
+	}
+	return rc;
 }
 
 msb_errc msb_agent_list_dir(msb_agent_client *c, const char *path, const char *wd,

@@ -7,6 +7,7 @@
  * program never started), and the reply is awaited for the deadline plus a grace in which
  * the agent kills the tree and answers.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -71,8 +72,28 @@ static void run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64
 		*timeout_ms = 1;
 }
 
+/*
+ * More output than was asked for is an agent that broke the protocol (one that a guest
+ * replaced, as its user can), and the host is not left holding it: `asked` 0 is the agent's
+ * default, which is never above MSB_AGENT_MAX_OUTPUT.
+ */
+static msb_errc check_output(uint16_t type, const msb_exec_result *res, uint64_t asked,
+			     msb_error *err)
+{
+	uint64_t most = asked && asked < MSB_AGENT_MAX_OUTPUT ? asked : MSB_AGENT_MAX_OUTPUT;
+	const msb_buf *over = res->out.len > most ? &res->out : res->err.len > most ? &res->err : NULL;
+	if (!over)
+		return MSB_OK;
+	return msb_error_set(err, MSB_E_PROTOCOL,
+			     "agent protocol: the agent answered %s with %zu bytes of %s, more than "
+			     "the %" PRIu64 " per stream it was allowed; refused",
+			     msb_agent_type_name(type), over->len, over == &res->out ? "stdout" : "stderr",
+			     most);
+}
+
 static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double timeout,
-		    int64_t queue, int64_t reply_deadline, msb_exec_result *res, msb_error *err)
+		    uint64_t max_output, int64_t queue, int64_t reply_deadline, msb_exec_result *res,
+		    msb_error *err)
 {
 	memset(res, 0, sizeof *res);
 	/* What is left of the deadline when the request goes out is what the agent enforces. */
@@ -94,6 +115,8 @@ static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double
 	msb_errc rc = msb_agent_call(c, type, payload, queue, reply_deadline, MSB_E_QUEUED_TIMEOUT, &reply, err);
 	if (rc == MSB_OK)
 		rc = parse_exec_reply(&reply, res, err);
+	if (rc == MSB_OK)
+		rc = check_output(type, res, max_output, err);
 	if (rc != MSB_OK)
 		msb_exec_result_free(res);
 	msb_buf_free(&reply);
@@ -140,7 +163,7 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 		msb_buf_free(&p);
 		return rc;
 	}
-	return run(c, MSB_AGENT_EXEC, &p, req->timeout, queue, reply, res, err);
+	return run(c, MSB_AGENT_EXEC, &p, req->timeout, req->max_output, queue, reply, res, err);
 }
 
 msb_errc msb_agent_run_code(msb_agent_client *c, const char *code, double timeout,
@@ -160,5 +183,5 @@ msb_errc msb_agent_run_code(msb_agent_client *c, const char *code, double timeou
 		msb_buf_free(&p);
 		return rc;
 	}
-	return run(c, MSB_AGENT_RUN_CODE, &p, timeout, queue, reply, res, err);
+	return run(c, MSB_AGENT_RUN_CODE, &p, timeout, max_output, queue, reply, res, err);
 }

@@ -12,7 +12,7 @@ tests_agent_test_agent_exec_DEPENDENCIES = $(AGENT_TEST_DEPS)
 
 check_PROGRAMS += tests/agent/test_agent_proto tests/agent/test_agent_listen
 TESTS += tests/agent/test_agent_proto tests/agent/test_agent_listen
-tests_agent_test_agent_proto_SOURCES = tests/agent/test_agent_proto.c
+tests_agent_test_agent_proto_SOURCES = tests/agent/test_agent_proto.c tests/agent/fake_agent.h
 tests_agent_test_agent_proto_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_agent_test_agent_proto_LDADD = $(AGENT_TEST_LDADD)
 tests_agent_test_agent_listen_SOURCES = tests/agent/test_agent_listen.c tests/agent/agent_fixture.h
@@ -20,14 +20,31 @@ tests_agent_test_agent_listen_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_agent_test_agent_listen_LDADD = $(AGENT_TEST_LDADD)
 tests_agent_test_agent_listen_DEPENDENCIES = $(AGENT_TEST_DEPS)
 
-# libFuzzer target for the decoder, on demand only: `make fuzz-agent` (clang + libFuzzer).
+# The client's fuzz target (what a hostile agent can answer) without libFuzzer: its seeds and
+# fixed mutants of them, in every pass of `make check` (tests/lib/fuzz_replay.h). The
+# request decoder's own mutation run is test_agent_proto's test_decoder_mutations.
+check_PROGRAMS += tests/agent/fuzz_agent_reply_replay
+TESTS += tests/agent/fuzz_agent_reply_replay
+tests_agent_fuzz_agent_reply_replay_SOURCES = tests/lib/fuzz_replay.c tests/lib/fuzz_replay.h \
+	tests/agent/fuzz_agent_reply.c tests/agent/fuzz_agent_reply_seeds.c tests/agent/fake_agent.h
+# A run is a socket and a client (50 us), not a decode: fewer mutants.
+tests_agent_fuzz_agent_reply_replay_CPPFLAGS = $(TEST_CPPFLAGS) -DFUZZ_REPLAY_MUTANTS=4000
+tests_agent_fuzz_agent_reply_replay_LDADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
+
+# libFuzzer targets for the decoder and the client, on demand only: `make fuzz-agent` (clang +
+# libFuzzer). The client's is linked from the SDK's own sources, for coverage.
 FUZZ_AGENT_SRCS = tests/agent/fuzz_agent_decode.c sdk/agent/proto.c sdk/agent/request.c \
 	sdk/lib/error.c sdk/lib/buf.c
 EXTRA_DIST += tests/agent/fuzz_agent_decode.c
-CLEANFILES += tests/agent/fuzz_agent_decode
-fuzz-agent: $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%)
+CLEANFILES += tests/agent/fuzz_agent_decode tests/agent/fuzz_agent_reply
+fuzz-agent: $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%) $(top_srcdir)/tests/agent/fuzz_agent_reply.c
 	@mkdir -p tests/agent
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -include $(top_builddir)/config.h \
 		-I$(top_srcdir)/sdk/include $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%) \
 		-o tests/agent/fuzz_agent_decode
+	srcs=; for f in $(sdk_libmsb_sdk_la_SOURCES); do \
+		case $$f in *.c) srcs="$$srcs $(top_srcdir)/$$f";; esac; done; \
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(AM_CPPFLAGS) \
+		$(top_srcdir)/tests/agent/fuzz_agent_reply.c $$srcs $(SECCOMP_LIBS) $(PTHREAD_LIBS) \
+		$(LIBS) -lm -o tests/agent/fuzz_agent_reply
 .PHONY: fuzz-agent

@@ -1,8 +1,9 @@
 /*
  * test_agent_proto.c — the agent protocol's framing and decoder on their own: round trips,
- * refusals with their reasons, lengths refused before anything is allocated, and a
- * randomized mutation run of the request decoder (the libFuzzer target,
- * fuzz_agent_decode.c, explores the same entry point further where clang is available).
+ * refusals with their reasons, lengths refused before anything is allocated, a randomized
+ * mutation run of the request decoder (the libFuzzer target, fuzz_agent_decode.c, explores
+ * the same entry point further where clang is available), and the client held to what it
+ * asked for when a fake agent (fake_agent.h) answers with more.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include <msb/agent.h>
+
+#include "fake_agent.h"
 
 static void test_header_round_trip(void **state)
 {
@@ -297,6 +300,81 @@ static void test_decoder_mutations(void **state)
 		msb_buf_free(&seeds[i]);
 }
 
+/* A client on a fake agent that answers request 2 of `type` with `errc` and `fields`. */
+static msb_agent_client *client_answered(uint16_t type, uint32_t errc, const msb_buf *fields,
+					 int *peer)
+{
+	msb_buf stream = { 0 };
+	fake_agent_hello(&stream);
+	fake_agent_reply(&stream, type, 2, errc, fields);
+	int fd = -1;
+	assert_int_equal(fake_agent_open(stream.data, stream.len, &fd, peer), 0);
+	msb_buf_free(&stream);
+	msb_agent_client *c = NULL;
+	assert_int_equal(msb_agent_client_open_fds(fd, fd, 5, &c, NULL), MSB_OK);
+	return c;
+}
+
+/*
+ * The agent runs as the workload's user, who can replace it: an answer bigger than the
+ * request allowed is refused, and none of it is kept.
+ */
+static void test_client_refuses_more_than_asked(void **state)
+{
+	(void)state;
+	msb_buf f = { 0 };
+	msb_agent_put_str(&f, MSB_TAG_DATA, "hello!", NULL);
+	int peer;
+	msb_agent_client *c = client_answered(MSB_AGENT_READ_FILE, MSB_OK, &f, &peer);
+	msb_buf out = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_read_file(c, "a", "/w", 4, &out, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "6 bytes, more than the 4 asked for"));
+	assert_int_equal(out.len, 0);
+	msb_error_clear(&err);
+	msb_agent_client_close(c);
+	close(peer);
+	msb_buf_free(&f);
+
+	msb_agent_put_u32(&f, MSB_TAG_EXIT_CODE, 0, NULL);
+	msb_agent_put_str(&f, MSB_TAG_STDERR, "12345", NULL);
+	const char *argv[] = { "true", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 5, .max_output = 4 };
+	msb_exec_result res = { 0 };
+	c = client_answered(MSB_AGENT_EXEC, MSB_OK, &f, &peer);
+	assert_int_equal(msb_agent_exec(c, &req, NULL, &res, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "5 bytes of stderr, more than the 4"));
+	assert_int_equal(res.err.len, 0);
+	msb_error_clear(&err);
+	msb_agent_client_close(c);
+	close(peer);
+
+	/* The same answer, with room for it, is taken as it is. */
+	req.max_output = 5;
+	c = client_answered(MSB_AGENT_EXEC, MSB_OK, &f, &peer);
+	assert_int_equal(msb_agent_exec(c, &req, NULL, &res, &err), MSB_OK);
+	assert_string_equal((char *)res.err.data, "12345");
+	msb_exec_result_free(&res);
+	msb_agent_client_close(c);
+	close(peer);
+	msb_buf_free(&f);
+}
+
+/* A refusal the agent gave no sentence for still says what was refused. */
+static void test_client_words_a_silent_refusal(void **state)
+{
+	(void)state;
+	int peer;
+	msb_agent_client *c = client_answered(MSB_AGENT_REMOVE, MSB_E_NOT_FOUND, NULL, &peer);
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_remove(c, "a", "/w", false, &err), MSB_E_NOT_FOUND);
+	assert_non_null(strstr(msb_error_message(&err), "refused remove"));
+	assert_non_null(strstr(msb_error_message(&err), "without saying why"));
+	msb_error_clear(&err);
+	msb_agent_client_close(c);
+	close(peer);
+}
+
 static void test_config_argv(void **state)
 {
 	msb_agent_config c = MSB_AGENT_CONFIG_INIT;
@@ -336,6 +414,8 @@ int main(void)
 		cmocka_unit_test(test_put_refuses_oversize),
 		cmocka_unit_test(test_decoder_mutations),
 		cmocka_unit_test(test_config_argv),
+		cmocka_unit_test(test_client_refuses_more_than_asked),
+		cmocka_unit_test(test_client_words_a_silent_refusal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

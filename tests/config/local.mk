@@ -14,11 +14,20 @@ tests_config_test_config_bounds_SOURCES = tests/config/test_config_bounds.c
 tests_config_test_config_bounds_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_config_test_config_bounds_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 
+# The reader's fuzz target without libFuzzer: the shipped files and fixed mutants of them, in
+# every pass of `make check` (tests/lib/fuzz_replay.h).
+check_PROGRAMS += tests/config/fuzz_config_replay
+TESTS += tests/config/fuzz_config_replay
+tests_config_fuzz_config_replay_SOURCES = tests/lib/fuzz_replay.c tests/lib/fuzz_replay.h \
+	tests/config/fuzz_config.c tests/config/fuzz_config_seeds.c
+tests_config_fuzz_config_replay_CPPFLAGS = $(TEST_CPPFLAGS) -DFUZZ_REPLAY_MUTANTS=10000
+tests_config_fuzz_config_replay_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+
 # libFuzzer target for the reader, on demand only: `make fuzz-config` (clang + libFuzzer).
 # It is linked from the library's own sources (not libmsb.la, which gcc built without
 # coverage); its corpus is seeded each time from conf/ and the two files in fuzz_seeds/.
 FUZZ_CONFIG_LIB_SRCS = $(core_libmsb_la_SOURCES) $(sdk_libmsb_sdk_la_SOURCES)
-EXTRA_DIST += tests/config/fuzz_config.c tests/config/fuzz_seeds/full.yaml tests/config/fuzz_seeds/refused.yaml
+EXTRA_DIST += tests/config/fuzz_seeds/full.yaml tests/config/fuzz_seeds/refused.yaml
 CLEANFILES += tests/config/fuzz_config
 clean-local: clean-fuzz-config
 clean-fuzz-config:

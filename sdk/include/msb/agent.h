@@ -329,7 +329,10 @@ void msb_agent_client_close(msb_agent_client *client);
 /*
  * One function per request. `timeout` for the non-exec requests bounds the whole round trip
  * (<= 0: 30 s); MSB_E_TIMEOUT when it passes. Errors the agent reports come back with the
- * agent's code and sentence.
+ * agent's code and sentence (one it sent without a sentence gets the client's). The agent
+ * is untrusted: an answer over what the request allowed (read_file's max_bytes, exec's and
+ * run_code's max_output per stream, or MSB_AGENT_MAX_OUTPUT when that is 0) is refused
+ * with MSB_E_PROTOCOL, and none of it is kept.
  */
 msb_errc msb_agent_ping(msb_agent_client *client, double timeout, msb_error *err);
 /*

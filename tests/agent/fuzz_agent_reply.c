@@ -1,0 +1,132 @@
+/*
+ * fuzz_agent_reply.c — libFuzzer target for the host's side of the agent protocol: the
+ * client reading what an agent answers. The agent runs as the workload's user, so a hostile
+ * guest can make it say anything; this is what it can say. The first byte picks the request
+ * the client makes, the rest is the agent's whole side of the stream (fake_agent.h): a
+ * HELLO answer, then the request's.
+ *
+ * Beyond "no crash, no leak": a refusal carries its code and a message, and an answer is
+ * held to what was asked (no more output, no more file bytes than the request allowed, an
+ * entry with a path and a known kind).
+ *
+ * Replayed in every `make check` (fuzz_agent_reply_replay, tests/lib/fuzz_replay.h); for
+ * coverage-guided runs, `make fuzz-agent` builds tests/agent/fuzz_agent_reply with clang.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_agent.h"
+
+/* What every request asks for: small, so an answer over it is easy to make. */
+#define ASKED 64
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+msb_errc fuzz_agent_reply_once(const uint8_t *data, size_t size);
+
+static void broken(const char *what, const char *message)
+{
+	fprintf(stderr, "fuzz_agent_reply: %s: %s\n", what, message ? message : "(no message)");
+	abort();
+}
+
+static void check_entry(const msb_entry *e)
+{
+	if (!e->path || (unsigned)e->kind >= MSB_ENTRY__COUNT)
+		broken("an entry without a path or with an unknown kind", e->path);
+}
+
+static void check_run(const msb_exec_result *r)
+{
+	if (r->out.len > ASKED || r->err.len > ASKED)
+		broken("more output than asked for was accepted", NULL);
+}
+
+/* One request of kind `op` on `c`; its own invariants checked on success. */
+static msb_errc call(msb_agent_client *c, unsigned op, msb_error *err)
+{
+	msb_errc rc;
+	switch (op % 9) {
+	case 0:
+		return msb_agent_ping(c, 5, err);
+	case 1: {
+		const char *argv[] = { "true", NULL };
+		msb_exec_request req = { .argv = argv, .timeout = 5, .max_output = ASKED };
+		msb_exec_result res = { 0 };
+		if ((rc = msb_agent_exec(c, &req, NULL, &res, err)) == MSB_OK)
+			check_run(&res);
+		msb_exec_result_free(&res);
+		return rc;
+	}
+	case 2: {
+		msb_exec_result res = { 0 };
+		if ((rc = msb_agent_run_code(c, "1", 5, ASKED, &res, err)) == MSB_OK)
+			check_run(&res);
+		msb_exec_result_free(&res);
+		return rc;
+	}
+	case 3: {
+		msb_entry e;
+		bool found;
+		if ((rc = msb_agent_stat_file(c, "a", "/w", &e, &found, err)) == MSB_OK && found)
+			check_entry(&e);
+		if (rc == MSB_OK && found)
+			free(e.path);
+		return rc;
+	}
+	case 4: {
+		msb_buf out = { 0 };
+		if ((rc = msb_agent_read_file(c, "a", "/w", ASKED, &out, err)) == MSB_OK && out.len > ASKED)
+			broken("a file larger than asked for was accepted", NULL);
+		if (rc != MSB_OK && out.len)
+			broken("a refused read left bytes behind", msb_error_message(err));
+		msb_buf_free(&out);
+		return rc;
+	}
+	case 5: {
+		msb_entry_list list = { 0 };
+		if ((rc = msb_agent_list_dir(c, "a", "/w", &list, err)) == MSB_OK)
+			for (size_t i = 0; i < list.len; i++)
+				check_entry(&list.items[i]);
+		msb_entry_list_free(&list);
+		return rc;
+	}
+	case 6:
+		return msb_agent_write_file(c, "a", "bytes", 5, "/w", err);
+	case 7:
+		return msb_agent_remove(c, "a", "/w", true, err);
+	default:
+		return msb_agent_reclaim(c, "/w/out", "/w", 5, err);
+	}
+}
+
+/* The client's verdict on one input (also what the replay's seeds are checked with). */
+msb_errc fuzz_agent_reply_once(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return MSB_OK;
+	int fd, peer;
+	if (fake_agent_open(data + 1, size - 1, &fd, &peer) != 0)
+		broken("socketpair", NULL);
+	msb_agent_client *c = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = msb_agent_client_open_fds(fd, fd, 5, &c, &err);
+	if (rc == MSB_OK) {
+		rc = call(c, data[0], &err);
+		msb_agent_client_close(c);
+	}
+	close(peer);
+	if (rc == MSB_OK)
+		return rc;
+	const char *msg = msb_error_message(&err);
+	if (err.code != rc || !msg || !*msg || rc >= MSB_E__COUNT)
+		broken("a refusal without its code or message", msg);
+	msb_error_clear(&err);
+	return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_agent_reply_once(data, size);
+	return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * fuzz_agent_reply_seeds.c — the seeds of fuzz_agent_reply_replay: for each request the
+ * target makes, the stream a well-behaved agent answers it with (and one refusal), each
+ * checked to get the verdict it should before the mutants start from it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fake_agent.h"
+#include "fuzz_replay.h"
+
+msb_errc fuzz_agent_reply_once(const uint8_t *data, size_t size);
+
+/* Which request, as fuzz_agent_reply.c numbers them. */
+enum { PING, EXEC, RUN_CODE, STAT, READ, LIST, WRITE, REMOVE, RECLAIM };
+
+static const uint16_t types[] = { MSB_AGENT_PING, MSB_AGENT_EXEC, MSB_AGENT_RUN_CODE,
+				  MSB_AGENT_STAT_FILE, MSB_AGENT_READ_FILE, MSB_AGENT_LIST_DIR,
+				  MSB_AGENT_WRITE_FILE, MSB_AGENT_REMOVE, MSB_AGENT_RECLAIM };
+
+static void put_entry(msb_buf *f, unsigned char kind, const char *path)
+{
+	unsigned char e[64] = { kind, 5 }; /* kind, then a little-endian size of 5 */
+	size_t n = strlen(path);
+	memcpy(e + 9, path, n);
+	msb_agent_put(f, MSB_TAG_ENTRY, e, 9 + n, NULL);
+}
+
+static void add(fuzz_corpus *c, unsigned op, uint32_t errc, const msb_buf *fields)
+{
+	msb_buf stream = { 0 };
+	unsigned char pick = (unsigned char)op;
+	msb_buf_append(&stream, &pick, 1, NULL);
+	fake_agent_hello(&stream);
+	fake_agent_reply(&stream, types[op], 2, errc, fields);
+	msb_errc got = fuzz_agent_reply_once(stream.data, stream.len);
+	if (got != (msb_errc)errc) {
+		fprintf(stderr, "fuzz_agent_reply_seeds: the %s seed got %d, not %u\n",
+			msb_agent_type_name(types[op]), (int)got, errc);
+		exit(1);
+	}
+	fuzz_corpus_add(c, stream.data, stream.len);
+	msb_buf_free(&stream);
+}
+
+void fuzz_replay_seeds(fuzz_corpus *c)
+{
+	msb_buf run = { 0 }, stat = { 0 }, data = { 0 }, list = { 0 }, refusal = { 0 };
+	msb_agent_put_u32(&run, MSB_TAG_EXIT_CODE, 3, NULL);
+	msb_agent_put_u32(&run, MSB_TAG_SIGNAL, 0, NULL);
+	msb_agent_put_u32(&run, MSB_TAG_FLAGS, MSB_AGENT_F_OUT_TRUNCATED, NULL);
+	msb_agent_put_str(&run, MSB_TAG_STDOUT, "out", NULL);
+	msb_agent_put_str(&run, MSB_TAG_STDERR, "err", NULL);
+	msb_agent_put_u32(&stat, MSB_TAG_FOUND, 1, NULL);
+	put_entry(&stat, MSB_ENTRY_FILE, "a");
+	msb_agent_put_str(&data, MSB_TAG_DATA, "hello", NULL);
+	put_entry(&list, MSB_ENTRY_FILE, "a/x");
+	put_entry(&list, MSB_ENTRY_DIRECTORY, "a/y");
+	msb_agent_put_str(&refusal, MSB_TAG_MESSAGE, "read_file: no such file: a", NULL);
+	add(c, PING, MSB_OK, NULL);
+	add(c, EXEC, MSB_OK, &run);
+	add(c, RUN_CODE, MSB_OK, &run);
+	add(c, STAT, MSB_OK, &stat);
+	add(c, READ, MSB_OK, &data);
+	add(c, READ, MSB_E_NOT_FOUND, &refusal);
+	add(c, LIST, MSB_OK, &list);
+	add(c, WRITE, MSB_OK, NULL);
+	add(c, REMOVE, MSB_OK, NULL);
+	add(c, RECLAIM, MSB_OK, NULL);
+	msb_buf_free(&run);
+	msb_buf_free(&stat);
+	msb_buf_free(&data);
+	msb_buf_free(&list);
+	msb_buf_free(&refusal);
+}
