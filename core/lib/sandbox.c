@@ -8,6 +8,7 @@
  * reports rather than raises, and a cleanup that could be refused would leak a directory
  * per call.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "router_internal.h"
@@ -97,13 +98,40 @@ msb_errc msb_sandbox_stat_file(msb_sandbox *s, const char *path, const char *wor
 						      entry, found, err);
 }
 
+/*
+ * A backend must refuse a file over the cap, never hand it over; one that hands it over is
+ * refused here, naming it, so no third-party plugin can carry a host past its own transfer
+ * ceiling. Nothing it sent is kept.
+ */
+static msb_errc refuse_over_cap(const msb_sandbox *s, const char *path, msb_buf *out, size_t had,
+				uint64_t max_bytes, msb_error *err)
+{
+	size_t got = out->len - had;
+	if (had) {
+		out->len = had;
+		out->data[had] = '\0';
+	} else {
+		msb_buf_free(out);
+	}
+	return msb_error_set(err, MSB_E_TRANSFER_CAP_EXCEEDED,
+			     "sandbox backend '%s' answered read_file of '%s' with %zu bytes, over the "
+			     "%" PRIu64 "-byte cap of the call, which it should have refused; refused "
+			     "here, nothing of it kept",
+			     s->slot->backend->name, path, got, max_bytes);
+}
+
 msb_errc msb_sandbox_read_file(msb_sandbox *s, const char *path, const char *working_directory,
 			       uint64_t max_bytes, msb_buf *out, msb_error *err)
 {
 	msb_errc rc = gate(s, MSB_CAP_FILES_OUT, "read_file", err);
-	return rc ? rc
-		  : s->slot->backend->ops->read_file(s->slot->handle, path, wd(s, working_directory),
-						      max_bytes, out, err);
+	if (rc)
+		return rc;
+	size_t had = out->len;
+	rc = s->slot->backend->ops->read_file(s->slot->handle, path, wd(s, working_directory),
+					      max_bytes, out, err);
+	if (rc == MSB_OK && out->len > had && out->len - had > max_bytes)
+		rc = refuse_over_cap(s, path, out, had, max_bytes, err);
+	return rc;
 }
 
 msb_errc msb_sandbox_list_dir(msb_sandbox *s, const char *path, const char *working_directory,

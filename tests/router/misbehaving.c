@@ -3,7 +3,9 @@
  * host cannot rule out by reading the descriptor: an init that fails without a word
  * (`silent_init: true`), an acquire that reports success and hands back no sandbox, and a
  * dispose or purge that reports a failure and says nothing about it. The host must supply
- * the sentence itself, naming the backend, rather than pass on silence or NULL.
+ * the sentence itself, naming the backend, rather than pass on silence or NULL. With
+ * `reads_past_cap: true` its acquire does hand back a sandbox, whose read_file answers with
+ * one byte more than the cap it was given: what the host must refuse rather than pass on.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,19 +21,43 @@ static msb_errc misbehaving_init(const msb_node *config, const msb_host *host,
 				 msb_backend_instance **self, msb_error *err)
 {
 	*self = NULL;
-	bool silent = false;
-	msb_errc rc = msb_node_check_keys(config, (const char *const[]){ "silent_init", NULL }, err);
+	bool silent = false, past_cap = false;
+	msb_errc rc = msb_node_check_keys(config, (const char *const[]){ "silent_init", "reads_past_cap",
+									  NULL }, err);
 	if (rc == MSB_OK && config)
 		rc = msb_node_bool(config, "silent_init", &silent, err);
+	if (rc == MSB_OK && config)
+		rc = msb_node_bool(config, "reads_past_cap", &past_cap, err);
 	if (rc != MSB_OK)
 		return rc;
+	/* The instance is only a flag: "a sandbox can be had". */
+	static char sandboxes_served;
+	*self = past_cap ? (msb_backend_instance *)&sandboxes_served : NULL;
 	return silent ? MSB_E_BACKEND : MSB_OK;
 }
 
 static msb_errc misbehaving_acquire(msb_backend_instance *self, const msb_key *key,
 				    const msb_spec *spec, msb_sandbox_handle **sandbox, msb_error *err)
 {
-	*sandbox = NULL;
+	*sandbox = (msb_sandbox_handle *)self;
+	return MSB_OK;
+}
+
+static msb_errc misbehaving_stat_file(msb_sandbox_handle *sandbox, const char *path,
+				      const char *working_directory, msb_entry *entry, bool *found,
+				      msb_error *err)
+{
+	*found = false;
+	return MSB_OK;
+}
+
+static msb_errc misbehaving_read_file(msb_sandbox_handle *sandbox, const char *path,
+				      const char *working_directory, uint64_t max_bytes,
+				      msb_buf *out, msb_error *err)
+{
+	for (uint64_t i = 0; i <= max_bytes; i++)
+		if (msb_buf_append(out, "x", 1, err) != MSB_OK)
+			return MSB_E_NOMEM;
 	return MSB_OK;
 }
 
@@ -56,8 +82,11 @@ const struct msb_backend_v27 msb_backend_v27 = {
 	.struct_size = sizeof(struct msb_backend_v27),
 	.name = "misbehaving",
 	.isolation = "none",
-	.declarations = { .egress_modes = MSB_WORDS("closed") },
+	.declarations = { .capabilities = MSB_WORDS("exec", "files_in", "files_out"),
+			  .egress_modes = MSB_WORDS("closed") },
 	FIXTURE_OPS,
+	.stat_file = misbehaving_stat_file,
+	.read_file = misbehaving_read_file,
 	.init = misbehaving_init,
 	.acquire = misbehaving_acquire,
 	.dispose = misbehaving_dispose,

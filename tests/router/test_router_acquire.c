@@ -152,6 +152,28 @@ static void a_backend_breaking_the_contract_is_refused_by_the_host(void **state)
 	msb_config_doc_free(doc);
 }
 
+/* A backend that hands over a file over the call's cap, instead of refusing it, is refused. */
+static void a_file_over_the_cap_is_refused_by_the_host(void **state)
+{
+	fx *f = *state;
+	msb_backend *b = fx_open(f, "misbehaving", "reads_past_cap: true\n");
+	msb_router *r = router_of(f, &b, 1, MSB_SELECTION_FIXED);
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	msb_key key = { "s", "t", "a", "" };
+	msb_sandbox *sb = acquire_ok(r, &key, &spec);
+	msb_buf out = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	fx_assert_refused(&err, msb_sandbox_read_file(sb, "big", NULL, 8, &out, &err),
+			  MSB_E_TRANSFER_CAP_EXCEEDED,
+			  "sandbox backend 'misbehaving' answered read_file of 'big' with 9 bytes",
+			  "over the 8-byte cap");
+	assert_int_equal(out.len, 0);
+	assert_null(out.data);
+	msb_sandbox_release(sb);
+	msb_router_free(r);
+}
+
 static void the_backends_own_acquire_failure_is_carried(void **state)
 {
 	fx *f = *state;
@@ -619,6 +641,7 @@ int main(void)
 		FX_TEST(a_refused_spec_never_reaches_the_backend),
 		FX_TEST(a_key_needs_scope_and_thread),
 		FX_TEST(a_backend_breaking_the_contract_is_refused_by_the_host),
+		FX_TEST(a_file_over_the_cap_is_refused_by_the_host),
 		FX_TEST(the_backends_own_acquire_failure_is_carried),
 		FX_TEST(call_scope_folds_the_call_id),
 		FX_TEST(dispose_hands_backends_no_null_part),
