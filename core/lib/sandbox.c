@@ -62,6 +62,17 @@ const struct msb_effective_state *msb_sandbox_effective_state(const msb_sandbox 
 	return &sandbox->state;
 }
 
+/* Output over the call's cap is cut there and flagged, as the contract promises, whatever
+ * the backend did. */
+static void hold_output(msb_buf *b, bool *truncated, size_t max)
+{
+	if (!max || b->len <= max)
+		return;
+	b->len = max;
+	b->data[max] = '\0';
+	*truncated = true;
+}
+
 msb_errc msb_sandbox_exec(msb_sandbox *s, const msb_exec_request *req, msb_exec_result *res,
 			  msb_error *err)
 {
@@ -70,7 +81,12 @@ msb_errc msb_sandbox_exec(msb_sandbox *s, const msb_exec_request *req, msb_exec_
 		return rc;
 	msb_exec_request r = *req;
 	r.working_directory = wd(s, req->working_directory);
-	return s->slot->backend->ops->exec(s->slot->handle, &r, res, err);
+	rc = s->slot->backend->ops->exec(s->slot->handle, &r, res, err);
+	if (rc == MSB_OK) {
+		hold_output(&res->out, &res->out_truncated, req->max_output);
+		hold_output(&res->err, &res->err_truncated, req->max_output);
+	}
+	return rc;
 }
 
 msb_errc msb_sandbox_run_code(msb_sandbox *s, const char *code, double timeout,

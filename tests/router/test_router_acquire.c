@@ -152,11 +152,15 @@ static void a_backend_breaking_the_contract_is_refused_by_the_host(void **state)
 	msb_config_doc_free(doc);
 }
 
-/* A backend that hands over a file over the call's cap, instead of refusing it, is refused. */
-static void a_file_over_the_cap_is_refused_by_the_host(void **state)
+/*
+ * A backend that overshoots a call's cap is held to it by the host: a file over read_file's
+ * cap is refused (the backend should have refused it), output over exec's max_output is cut
+ * there and flagged (what the backend should have done).
+ */
+static void a_backend_overshooting_a_cap_is_held_to_it(void **state)
 {
 	fx *f = *state;
-	msb_backend *b = fx_open(f, "misbehaving", "reads_past_cap: true\n");
+	msb_backend *b = fx_open(f, "misbehaving", "overshoots_caps: true\n");
 	msb_router *r = router_of(f, &b, 1, MSB_SELECTION_FIXED);
 	msb_spec spec;
 	msb_spec_init(&spec, "k");
@@ -170,6 +174,14 @@ static void a_file_over_the_cap_is_refused_by_the_host(void **state)
 			  "over the 8-byte cap");
 	assert_int_equal(out.len, 0);
 	assert_null(out.data);
+	const char *argv[] = { "true", NULL };
+	msb_exec_request req = { .argv = argv, .max_output = 3 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(msb_sandbox_exec(sb, &req, &res, &err), MSB_OK);
+	assert_string_equal((char *)res.out.data, "ooo");
+	assert_string_equal((char *)res.err.data, "eee");
+	assert_true(res.out_truncated && res.err_truncated);
+	msb_exec_result_free(&res);
 	msb_sandbox_release(sb);
 	msb_router_free(r);
 }
@@ -641,7 +653,7 @@ int main(void)
 		FX_TEST(a_refused_spec_never_reaches_the_backend),
 		FX_TEST(a_key_needs_scope_and_thread),
 		FX_TEST(a_backend_breaking_the_contract_is_refused_by_the_host),
-		FX_TEST(a_file_over_the_cap_is_refused_by_the_host),
+		FX_TEST(a_backend_overshooting_a_cap_is_held_to_it),
 		FX_TEST(the_backends_own_acquire_failure_is_carried),
 		FX_TEST(call_scope_folds_the_call_id),
 		FX_TEST(dispose_hands_backends_no_null_part),
