@@ -58,8 +58,9 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
  * gofer processes behind, and on a host whose init reaps late or never (a container's PID 1
  * often does) they would stay zombies once killed. The reaper is a child subreaper outside
  * the cgroup: they become its children, and it reaps them and exits. It does that as
- * `reap_with --reap` (msb-agent; NULL: in the forked reaper itself), a small static program
- * instead of a fork of the host, which would pin a copy of every page the host writes.
+ * `reap_with --reap` (the msb-agent binary, required), a small static program it execs as
+ * soon as runsc is running, and which reports runsc's status: until then it shares the
+ * host's memory, so the launch copies nothing of the host (gvisor_runsc.c).
  */
 msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, const msb_cgroup *cg,
 			     const char *const *args, const char *log, const char *reap_with,

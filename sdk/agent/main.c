@@ -12,15 +12,18 @@
  *
  * `msb-agent --reap` is another job for the same small static binary, outside the sandbox:
  * what a launcher's resident process execs once it has started its sandbox (bwrap's
- * keeper). It only reaps, until no child is left. That process was a fork of the host, and
- * a fork that stays alive pins a copy of every page the host writes afterwards.
+ * keeper, gVisor's reaper). It only reaps, until no child is left, and can report one
+ * child's status (reap_main). That process was a copy of the host or shared its memory, and
+ * one that stays alive pins a copy of every page the host writes afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,13 +243,53 @@ static int serve_device(const options *o)
 
 /*
  * --reap: wait for every child until none is left (a child subreaper, which the caller set
- * and exec keeps, also gets the orphans of its descendants), then exit 0.
+ * and exec keeps, also gets the orphans of its descendants), then exit 0. With
+ * `--status-fd N --status-of PID`, the wait status of child PID (an int, in the host's
+ * order) is written to fd N the moment it is reaped, and N closed: how a launcher that
+ * execs the reaper while its engine still runs (gVisor's, during `runsc run`) still
+ * learns how the engine ended, without staying a copy of the host meanwhile.
  */
-static int reap_all(void)
+static int reap_all(int status_fd, pid_t status_of)
 {
-	for (;;)
-		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
 			return 0;
+		if (pid == status_of && status_fd >= 0) {
+			ssize_t n = write(status_fd, &status, sizeof status);
+			(void)n;
+			close(status_fd);
+			status_fd = -1;
+		}
+	}
+}
+
+/* A whole decimal number in [min, max], or -1. */
+static long whole_number(const char *s, long min, long max)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	return errno || end == s || *end || v < min || v > max ? -1 : v;
+}
+
+/* msb-agent --reap [--status-fd N --status-of PID] */
+static int reap_main(int argc, char **argv)
+{
+	if (argc == 2)
+		return reap_all(-1, 0);
+	bool shaped = argc == 6 && !strcmp(argv[2], "--status-fd") && !strcmp(argv[4], "--status-of");
+	long fd = shaped ? whole_number(argv[3], 0, INT_MAX) : -1;
+	long pid = shaped ? whole_number(argv[5], 1, INT_MAX) : -1;
+	if (fd < 0 || pid < 0 || fcntl((int)fd, F_GETFD) < 0) {
+		fprintf(stderr, "msb-agent: --reap takes nothing, or --status-fd <an open fd> "
+				"--status-of <a child's pid>\n");
+		return 2;
+	}
+	return reap_all((int)fd, (pid_t)pid);
 }
 
 int main(int argc, char **argv)
@@ -255,8 +298,8 @@ int main(int argc, char **argv)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (argc == 2 && !strcmp(argv[1], "--reap"))
-		return reap_all();
+	if (argc >= 2 && !strcmp(argv[1], "--reap"))
+		return reap_main(argc, argv);
 	options o = { .listen_fd = -1, .ready_fd = -1, .uid = -1, .gid = -1 };
 	/*
 	 * A closed 0, 1 or 2 would be reused by the first socket or pipe; fill it. (run.c copes

@@ -390,6 +390,83 @@ static void test_reap_mode_outlasts_every_descendant(void **state)
 	close(pipefd[0]);
 }
 
+/*
+ * msb-agent --reap --status-fd N --status-of PID: what gVisor's reaper execs while runsc
+ * still runs. The child's wait status arrives on N when it ends (not before: the child
+ * outlives the exec), and the reaper still waits for every other descendant. Malformed
+ * arguments are refused, naming the form.
+ */
+static void test_reap_mode_reports_one_childs_status(void **state)
+{
+	(void)state;
+	int status_pipe[2];
+	assert_int_equal(pipe2(status_pipe, O_CLOEXEC), 0);
+	pid_t reaper = fork();
+	assert_true(reaper >= 0);
+	if (reaper == 0) {
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		pid_t child = fork();
+		if (child == 0) {
+			fixture_sleep_ms(100);
+			_exit(7);
+		}
+		if (fork() == 0) {
+			fixture_sleep_ms(200);
+			_exit(0);
+		}
+		dup2(status_pipe[1], 3);
+		char pid[16];
+		snprintf(pid, sizeof pid, "%ld", (long)child);
+		execl(AGENT_BINARY, AGENT_BINARY, "--reap", "--status-fd", "3", "--status-of", pid,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(status_pipe[1]);
+	int child_status = -1;
+	assert_int_equal(read(status_pipe[0], &child_status, sizeof child_status),
+			 (ssize_t)sizeof child_status);
+	assert_true(WIFEXITED(child_status));
+	assert_int_equal(WEXITSTATUS(child_status), 7);
+	char more;
+	assert_int_equal(read(status_pipe[0], &more, 1), 0); /* closed once said */
+	close(status_pipe[0]);
+	int status;
+	assert_int_equal(waitpid(reaper, &status, 0), reaper);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	static const char *const bad[][5] = {
+		{ "--status-fd", "x", "--status-of", "1", NULL },
+		{ "--status-fd", "3", "--status-of", "0", NULL },
+		{ "--status-fd", "99", "--status-of", "1", NULL }, /* not open */
+		{ "--status-of", "1", "--status-fd", "3", NULL },
+		{ "--status-fd", "3", NULL, NULL, NULL },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		int errpipe[2];
+		assert_int_equal(pipe2(errpipe, O_CLOEXEC), 0);
+		pid_t p = fork();
+		if (p == 0) {
+			dup2(errpipe[1], 2);
+			dup2(errpipe[1], 3);
+			const char *argv[8] = { AGENT_BINARY, "--reap" };
+			for (size_t k = 0; k < 4 && bad[i][k]; k++)
+				argv[2 + k] = bad[i][k];
+			execv(AGENT_BINARY, (char *const *)argv);
+			_exit(127);
+		}
+		close(errpipe[1]);
+		char said[256] = "";
+		ssize_t n = read(errpipe[0], said, sizeof said - 1);
+		said[n > 0 ? n : 0] = '\0';
+		close(errpipe[0]);
+		assert_int_equal(waitpid(p, &status, 0), p);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 2);
+		assert_non_null(strstr(said, "--status-fd <an open fd> --status-of <a child's pid>"));
+	}
+}
+
 /* The children of `parent`, from /proc (this kernel may have no .../children file). */
 static size_t children_of(pid_t parent, pid_t *out, size_t max)
 {
@@ -680,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_requests),
 		cmocka_unit_test(test_files_through_alias),
 		cmocka_unit_test(test_reap_mode_outlasts_every_descendant),
+		cmocka_unit_test(test_reap_mode_reports_one_childs_status),
 		cmocka_unit_test(test_an_acceptor_waits_is_replaced_and_dies_with_its_supervisor),
 		cmocka_unit_test(test_a_greeting_queued_before_the_agent_runs_is_answered),
 		cmocka_unit_test(test_listen_fd_refuses_what_is_not_listening),
