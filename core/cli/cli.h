@@ -54,6 +54,14 @@ int msb_cli_fail(msb_error *err);
 int msb_cli_fail_with(msb_error *err, int status);
 /* "msb <command>: <sentence>" + a pointer to --help, on stderr; returns 2. */
 int msb_cli_usage_error(const char *fmt, ...) MSB_PRINTF(1, 2);
+/*
+ * Text a guest may have chosen (a file name, a refusal that quotes one) on msb's own lines.
+ * A control byte would reach the operator's terminal as a command (ESC starts one, and so
+ * does U+009B in UTF-8), so each is written as \xNN. A sentence (`name` false) stays one
+ * line: line ends and tabs become spaces. A name (`name` true) escapes them too, and "\" as
+ * "\\", so every listed name is one line and reads back unambiguously.
+ */
+void msb_cli_put_text(FILE *out, const char *s, bool name);
 /* One line on stderr: "msb: warning: …" (the router's warnings, as text). */
 void msb_cli_warn(void *ctx, const char *message);
 

@@ -2,7 +2,8 @@
  * cli_output.c — how the msb command speaks when something goes wrong: one line,
  * "msb: <SeedErrorName>: <sentence>", so a script can split it and a person can read it; the
  * same as {"error": …, "message": …} under --json. The name is the seed's (the one every log
- * line and every host migrating from the Python package matches on).
+ * line and every host migrating from the Python package matches on). A sentence may quote
+ * what a guest chose (a file name), so it goes out through msb_cli_put_text.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -10,11 +11,20 @@
 
 #include "cli.h"
 
-/* The sentence on one line: a per-spec refusal may quote several backends' own. */
-static void one_line(FILE *out, const char *s)
+void msb_cli_put_text(FILE *out, const char *s, bool name)
 {
-	for (; *s; s++)
-		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (!name && (*p == '\n' || *p == '\r' || *p == '\t'))
+			fputc(' ', out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\x%02x", *p);
+		else if (name && *p == '\\')
+			fputs("\\\\", out);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* a C1 control in UTF-8 */
+			fprintf(out, "\\xc2\\x%02x", *++p);
+		else
+			fputc(*p, out);
+	}
 }
 
 int msb_cli_fail_with(msb_error *err, int status)
@@ -30,7 +40,7 @@ int msb_cli_fail_with(msb_error *err, int status)
 		fflush(stdout);
 	} else {
 		fprintf(stderr, "msb: %s: ", name);
-		one_line(stderr, message);
+		msb_cli_put_text(stderr, message, false); /* one line, even quoting several backends */
 		fputc('\n', stderr);
 	}
 	/* Reported is done with: clearing here lets every early `return msb_cli_fail(&err)` stay one line. */
@@ -70,7 +80,7 @@ void msb_cli_warn(void *ctx, const char *message)
 		free(copy);
 	}
 	fputs("msb: warning: ", stderr);
-	one_line(stderr, message);
+	msb_cli_put_text(stderr, message, false); /* one line, even quoting several backends */
 	fputc('\n', stderr);
 }
 

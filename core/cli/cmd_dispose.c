@@ -35,9 +35,11 @@ static int report(uint64_t disposed, bool counted, const msb_disposal_failure *u
 	} else {
 		if (counted)
 			printf("disposed %" PRIu64 " sandbox(es)\n", disposed);
-		if (undisposed)
-			fprintf(stderr, "msb: SandboxUnclean: a delete did not land (%s): %s\n", code,
-				undisposed->detail ? undisposed->detail : "");
+		if (undisposed) {
+			fprintf(stderr, "msb: SandboxUnclean: a delete did not land (%s): ", code);
+			msb_cli_put_text(stderr, undisposed->detail ? undisposed->detail : "", false);
+			fputc('\n', stderr);
+		}
 	}
 	return undisposed ? MSB_EXIT_FAILED : MSB_EXIT_OK;
 }

@@ -1,6 +1,7 @@
 /*
  * cmd_ls.c — `msb ls KIND --scope S --thread T [GUEST_DIR]`: a directory in the sandbox
  * (files_list), symlinks shown as symlinks, sizes as the backend reports them (-1: unknown).
+ * A name is the guest's choice: its control bytes are shown escaped (msb_cli_put_text).
  */
 #include <inttypes.h>
 
@@ -43,7 +44,9 @@ int msb_cmd_ls(int argc, char **argv)
 				msb_json_string(stdout, e->path);
 				printf(", \"kind\": \"%s\", \"size\": %" PRId64 "}", kind, e->size_bytes);
 			} else {
-				printf("%-9s %10" PRId64 "  %s\n", kind, e->size_bytes, e->path);
+				printf("%-9s %10" PRId64 "  ", kind, e->size_bytes);
+				msb_cli_put_text(stdout, e->path, true);
+				putchar('\n');
 			}
 		}
 		if (msb_cli.json)

@@ -310,6 +310,11 @@ expect_error_line FileNotFoundError "get absent"
 run "$msb" -c "$cfg" --json get shell --scope s --thread t a.txt; expect_status 1 "get --json absent"
 expect_json_error FileNotFoundError "get --json absent"
 run "$msb" -c "$cfg" ls shell --scope s --thread t; expect_status 0 "ls"
+# A name a guest chose reaches the terminal only escaped: an ESC in a refusal is \x1b.
+esc=$(printf '\033')
+run "$msb" -c "$cfg" get shell --scope s --thread t "x${esc}[2Jy"; expect_status 1 "get of a name with ESC"
+expect_error_line FileNotFoundError "get of a name with ESC"; expect_err 'x\x1b[2Jy' "the refusal shows ESC escaped"
+grep -q "$esc" "$tmp/err" && fail "a raw ESC reached stderr: $(od -c "$tmp/err" | head -3)"
 run "$msb" -c "$cfg" --json ls shell --scope s --thread t; expect_status 0 "ls --json"; expect_out '{"entries": [' "ls --json"
 run "$msb" -c "$cfg" rm shell --scope s --thread t a.txt; expect_status 1 "rm absent"
 expect_error_line FileNotFoundError "rm absent"
@@ -379,6 +384,15 @@ YAML
 		run "$msb" -c "$b" --json get shell $k dir/a.txt; expect_out '"content": "hello\n"' "rt get --json"
 		run "$msb" -c "$b" ls shell $k dir; expect_status 0 "rt ls"; expect_out "file               6  dir/a.txt" "rt ls"
 		run "$msb" -c "$b" --json ls shell $k dir; expect_out '{"path": "dir/a.txt", "kind": "file", "size": 6}' "rt ls --json"
+		# Names a guest chose, listed: control bytes and "\" escaped, one entry a line.
+		run "$msb" -c "$b" exec shell $k -- sh -c 'mkdir n && touch "n/e$(printf "\033")[2Jx" "n/two
+lines" "n/back\\slash"'
+		expect_status 0 "rt make hostile names"
+		run "$msb" -c "$b" ls shell $k n; expect_status 0 "rt ls hostile names"
+		expect_out 'n/e\x1b[2Jx' "rt ls escapes ESC"; expect_out 'n/two\x0alines' "rt ls escapes a newline"
+		expect_out 'n/back\\slash' "rt ls escapes a backslash"
+		[ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "rt ls: one line per entry: $(cat "$tmp/out")"
+		grep -q "$esc" "$tmp/out" && fail "rt ls: a raw ESC reached stdout"
 		run "$msb" -c "$b" exec shell $k -- cat dir/a.txt; expect_status 0 "rt exec sees the file"
 		[ "$(cat "$tmp/out")" = "hello" ] || fail "rt exec: $(cat "$tmp/out")"
 		run "$msb" -c "$b" exec shell $k -- sh -c 'echo out; echo err >&2; exit 7'; expect_status 7 "rt exec status"
