@@ -151,6 +151,8 @@ static int reaper(void *arg)
 		dup2(null, 2);
 	}
 	int keep = fcntl(a->rep, F_DUPFD_CLOEXEC, STATUS_FD + 1);
+	if (keep < 0)
+		_exit(1); /* the host reads the end of the pipe: nothing was started */
 	close_range(STATUS_FD, (unsigned)keep - 1, 0);
 	close_range((unsigned)keep + 1, ~0u, 0);
 	int report[2] = { -1, 0 };
@@ -258,6 +260,9 @@ msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, cons
 	}
 	if (have >= sizeof got[0] && got[0] > 0)
 		kill(got[0], SIGKILL);
+	if (ended && !started)
+		return msb_error_set(err, MSB_E_BACKEND, "backend gvisor: runsc %s was not started: the "
+				     "process that launches it ended first", args[0]);
 	if (ended)
 		return msb_error_set(err, MSB_E_BACKEND, "backend gvisor: runsc %s was started, but its "
 				     "reaper could not become %s --reap; runsc was killed", args[0],
