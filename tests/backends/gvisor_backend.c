@@ -550,6 +550,43 @@ static void the_smallest_accepted_pids_runs(void **state)
 	assert_int_equal(leaks, 0);
 }
 
+/*
+ * The reaper execs the agent binary while runsc runs (gvisor_runsc.c): one that cannot be
+ * executed fails the start by name, runsc is killed, and nothing is left.
+ */
+static void a_reaper_that_cannot_exec_fails_the_start(void **state)
+{
+	(void)state;
+	backend_fixture bad;
+	msb_error err = MSB_ERROR_INIT;
+	char agent[64] = "/tmp/msb-gvisor-noexec-XXXXXX";
+	int fd = mkstemp(agent);
+	assert_true(fd >= 0);
+	close(fd); /* mode 0600: a file, not a program */
+	msb_errc rc = backend_fixture_state(&bad, NULL, "/tmp/msb-gvisor-test-XXXXXX", &err);
+	if (!rc)
+		rc = backend_fixture_load(&bad, GVISOR_PLUGIN, &err, "state_dir: %s\nagent: %s\n",
+					  bad.state, agent);
+	msb_key k = backend_key("noexec", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_errc acquired = rc ? rc : bad.ops->acquire(bad.self, &k, &spec, &h, &err);
+	char said[1024];
+	snprintf(said, sizeof said, "%s", msb_error_message(&err));
+	msb_error_clear(&err);
+	if (h) {
+		bad.ops->release(h);
+		backend_dispose(&bad, "noexec", NULL);
+	}
+	backend_fixture_close(&bad);
+	int leaks = gvisor_fixture_leaks(&bad);
+	unlink(agent);
+	assert_int_equal(rc, MSB_OK);
+	assert_int_equal(acquired, MSB_E_BACKEND);
+	if (!strstr(said, "its reaper could not become") || !strstr(said, agent))
+		fail_msg("acquire said: %s", said);
+	assert_int_equal(leaks, 0);
+}
+
 /* ---- refusals that need no container ------------------------------------------------ */
 
 static void config_refusals(void **state)
@@ -609,6 +646,7 @@ int main(void)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_reaper_that_cannot_exec_fails_the_start),
 		cmocka_unit_test(config_refusals),
 		cmocka_unit_test(every_operation),
 		cmocka_unit_test(closed_egress_and_read_only_root),
