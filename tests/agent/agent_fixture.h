@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +38,22 @@ typedef struct agent_fixture {
 	char sock[96];
 	pid_t pid;
 	int fd;            /* --fd mode: the host's end */
+	int slot;          /* 1 + its entry in fixture_live, 0 when it has none */
 } agent_fixture;
 
 /*
- * Every started agent, so a test that fails half-way (cmocka leaves the test function at
- * the failed assertion) still has its agent stopped by fixture_stop_all() in teardown.
+ * Every fixture's directory and agent, so a test that fails half-way (cmocka leaves the
+ * test function at the failed assertion) still has them removed and stopped by
+ * fixture_stop_all() in teardown. A copy of what that needs, found by the fixture's slot:
+ * a test's fixture lives on its stack, which is gone by then, and the next test's may sit
+ * at the same address.
  */
-static agent_fixture *fixture_live[8];
+typedef struct fixture_entry {
+	bool used;
+	pid_t pid;
+	char dir[64];
+} fixture_entry;
+static fixture_entry fixture_live[16];
 
 static inline void fixture_sleep_ms(int ms)
 {
@@ -62,6 +72,13 @@ static inline int fixture_wait_gone(pid_t pid, int ms)
 	return !msb_driver_pid_running(pid);
 }
 
+/* Note f's agent (pid > 0) for fixture_stop_all; its directory was noted when made. */
+static inline void fixture_track(const agent_fixture *f, pid_t pid)
+{
+	if (f->slot > 0 && pid > 0)
+		fixture_live[f->slot - 1].pid = pid;
+}
+
 static inline void fixture_mkdirs(agent_fixture *f)
 {
 	snprintf(f->dir, sizeof f->dir, "/tmp/msb-agent-test-XXXXXX");
@@ -71,6 +88,13 @@ static inline void fixture_mkdirs(agent_fixture *f)
 	}
 	snprintf(f->work, sizeof f->work, "%s/work", f->dir);
 	snprintf(f->sock, sizeof f->sock, "%s/agent.sock", f->dir);
+	f->slot = 0;
+	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0] && !f->slot; i++)
+		if (!fixture_live[i].used) {
+			fixture_live[i] = (fixture_entry){ .used = true };
+			memcpy(fixture_live[i].dir, f->dir, sizeof f->dir);
+			f->slot = (int)i + 1;
+		}
 }
 
 /*
@@ -119,11 +143,7 @@ static inline void fixture_start(agent_fixture *f, const char *mode, const char 
 		perror("exec msb-agent");
 		_exit(127);
 	}
-	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++)
-		if (!fixture_live[i]) {
-			fixture_live[i] = f;
-			break;
-		}
+	fixture_track(f, f->pid);
 	close(ready[1]);
 	char b;
 	if (read(ready[0], &b, 1) != 1) {
@@ -137,42 +157,53 @@ static inline void fixture_start(agent_fixture *f, const char *mode, const char 
 	}
 }
 
-/* Stop the agent (SIGTERM makes it kill what it started), reap it, remove the directory. */
-static inline void fixture_stop(agent_fixture *f)
+/* End agent `pid`, a child not yet reaped: SIGTERM (it kills what it started), SIGKILL after 2 s. */
+static inline void fixture_end(pid_t pid)
 {
-	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++)
-		if (fixture_live[i] == f)
-			fixture_live[i] = NULL;
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
-		for (int i = 0; i < 400; i++) {
-			if (waitpid(f->pid, NULL, WNOHANG) == f->pid) {
-				f->pid = 0;
-				break;
-			}
-			fixture_sleep_ms(5);
-		}
-		if (f->pid > 0) {
-			kill(f->pid, SIGKILL);
-			waitpid(f->pid, NULL, 0);
-			f->pid = 0;
-		}
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 400; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		fixture_sleep_ms(5);
 	}
-	if (f->dir[0]) {
-		char cmd[160];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", f->dir);
-		f->dir[0] = '\0';
-	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 
-/* Stop whatever a failed test left running. */
+static inline void fixture_remove_dir(char *dir)
+{
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (dir[0] && system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	dir[0] = '\0';
+}
+
+/* Stop the agent, reap it, remove the directory. */
+static inline void fixture_stop(agent_fixture *f)
+{
+	if (f->slot > 0)
+		fixture_live[f->slot - 1].used = false;
+	f->slot = 0;
+	if (f->pid > 0)
+		fixture_end(f->pid);
+	f->pid = 0;
+	fixture_remove_dir(f->dir);
+}
+
+/* Stop and remove whatever a failed test left. */
 static inline void fixture_stop_all(void)
 {
-	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++)
-		if (fixture_live[i])
-			fixture_stop(fixture_live[i]);
+	for (size_t i = 0; i < sizeof fixture_live / sizeof fixture_live[0]; i++) {
+		fixture_entry *e = &fixture_live[i];
+		if (!e->used)
+			continue;
+		/* Only a child not yet reaped is signalled: its pid cannot have been reused. */
+		if (e->pid > 0 && waitpid(e->pid, NULL, WNOHANG) == 0)
+			fixture_end(e->pid);
+		fixture_remove_dir(e->dir);
+		e->used = false;
+	}
 }
 
 /* A suite's group state: one agent and the host client connected to it. */

@@ -552,6 +552,7 @@ static pid_t start_on_fd(const agent_fixture *f, int fd, int *errfd)
 	}
 	close(errpipe[1]);
 	*errfd = errpipe[0];
+	fixture_track(f, pid);
 	return pid;
 }
 
