@@ -9,9 +9,9 @@
  *
  * runsc never touches cgroups (--ignore-cgroups): msb makes the sandbox's cgroup and starts
  * `runsc run` inside it (msb_cgroup_spawn_shared), so the gofer and the sandbox it starts
- * are born inside the limits. runsc's own way costs two migrations (it joins the cgroup, starts its
- * children, moves itself back), each taking the kernel's global threadgroup lock, whose
- * write side waits for an RCU grace period: 25-35 ms of every start here.
+ * are born inside the limits. runsc's own way costs two migrations (it joins the cgroup,
+ * starts its children, moves itself back), each taking the kernel's global threadgroup
+ * lock, whose write side waits for an RCU grace period: 25-35 ms of every start here.
  */
 #include <errno.h>
 #include <fcntl.h>
