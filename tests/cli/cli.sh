@@ -386,12 +386,13 @@ YAML
 		run "$msb" -c "$b" --json ls shell $k dir; expect_out '{"path": "dir/a.txt", "kind": "file", "size": 6}' "rt ls --json"
 		# Names a guest chose, listed: control bytes and "\" escaped, one entry a line.
 		run "$msb" -c "$b" exec shell $k -- sh -c 'mkdir n && touch "n/e$(printf "\033")[2Jx" "n/two
-lines" "n/back\\slash"'
+lines" "n/back\\slash" "n/csi$(printf "\302\233")1"'
 		expect_status 0 "rt make hostile names"
 		run "$msb" -c "$b" ls shell $k n; expect_status 0 "rt ls hostile names"
 		expect_out 'n/e\x1b[2Jx' "rt ls escapes ESC"; expect_out 'n/two\x0alines' "rt ls escapes a newline"
 		expect_out 'n/back\\slash' "rt ls escapes a backslash"
-		[ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "rt ls: one line per entry: $(cat "$tmp/out")"
+		expect_out 'n/csi\xc2\x9b1' "rt ls escapes U+009B (CSI) in UTF-8"
+		[ "$(wc -l <"$tmp/out")" -eq 4 ] || fail "rt ls: one line per entry: $(cat "$tmp/out")"
 		grep -q "$esc" "$tmp/out" && fail "rt ls: a raw ESC reached stdout"
 		run "$msb" -c "$b" exec shell $k -- cat dir/a.txt; expect_status 0 "rt exec sees the file"
 		[ "$(cat "$tmp/out")" = "hello" ] || fail "rt exec: $(cat "$tmp/out")"
