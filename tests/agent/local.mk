@@ -20,9 +20,17 @@ tests_agent_test_agent_listen_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_agent_test_agent_listen_LDADD = $(AGENT_TEST_LDADD)
 tests_agent_test_agent_listen_DEPENDENCIES = $(AGENT_TEST_DEPS)
 
-# The client's fuzz target (what a hostile agent can answer) without libFuzzer: its seeds and
-# fixed mutants of them, in every pass of `make check` (tests/lib/fuzz_replay.h). The
-# request decoder's own mutation run is test_agent_proto's test_decoder_mutations.
+# Both sides' fuzz targets without libFuzzer — the agent decoding a request, the client
+# reading what a hostile agent can answer — on their seeds and fixed mutants of them, in
+# every pass of `make check` (tests/lib/fuzz_replay.h).
+check_PROGRAMS += tests/agent/fuzz_agent_decode_replay
+TESTS += tests/agent/fuzz_agent_decode_replay
+tests_agent_fuzz_agent_decode_replay_SOURCES = tests/lib/fuzz_replay.c tests/lib/fuzz_replay.h \
+	tests/agent/fuzz_agent_decode.c tests/agent/fuzz_agent_decode_seeds.c
+# A decode is a few microseconds: 40000 mutants of each of six seeds.
+tests_agent_fuzz_agent_decode_replay_CPPFLAGS = $(TEST_CPPFLAGS) -DFUZZ_REPLAY_MUTANTS=40000
+tests_agent_fuzz_agent_decode_replay_LDADD = sdk/libmsb-sdk.la
+
 check_PROGRAMS += tests/agent/fuzz_agent_reply_replay
 TESTS += tests/agent/fuzz_agent_reply_replay
 tests_agent_fuzz_agent_reply_replay_SOURCES = tests/lib/fuzz_replay.c tests/lib/fuzz_replay.h \
@@ -35,7 +43,6 @@ tests_agent_fuzz_agent_reply_replay_LDADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 # libFuzzer). The client's is linked from the SDK's own sources, for coverage.
 FUZZ_AGENT_SRCS = tests/agent/fuzz_agent_decode.c sdk/agent/proto.c sdk/agent/request.c \
 	sdk/lib/error.c sdk/lib/buf.c
-EXTRA_DIST += tests/agent/fuzz_agent_decode.c
 CLEANFILES += tests/agent/fuzz_agent_decode tests/agent/fuzz_agent_reply
 fuzz-agent: $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%) $(top_srcdir)/tests/agent/fuzz_agent_reply.c
 	@mkdir -p tests/agent

@@ -1,9 +1,8 @@
 /*
  * test_agent_proto.c — the agent protocol's framing and decoder on their own: round trips,
- * refusals with their reasons, lengths refused before anything is allocated, a randomized
- * mutation run of the request decoder (the libFuzzer target, fuzz_agent_decode.c, explores
- * the same entry point further where clang is available), and the client held to what it
- * asked for when a fake agent (fake_agent.h) answers with more.
+ * refusals with their reasons, lengths refused before anything is allocated, and the client
+ * held to what it asked for when a fake agent (fake_agent.h) answers with more. Mutants of
+ * valid requests are fuzz_agent_decode_replay's (fuzz_agent_decode.c).
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -201,105 +200,6 @@ static void test_put_refuses_oversize(void **state)
 	msb_error_clear(&err);
 }
 
-/* A valid request of every type, as seeds for the mutation run. */
-static void build_seeds(msb_buf seeds[], uint16_t types[], size_t *n)
-{
-	size_t k = 0;
-	msb_buf *b;
-	b = &seeds[k], types[k++] = MSB_AGENT_HELLO;
-	msb_agent_put_u32(b, MSB_TAG_VERSION, 1, NULL);
-	b = &seeds[k], types[k++] = MSB_AGENT_EXEC;
-	msb_agent_put_str(b, MSB_TAG_ARG, "sh", NULL);
-	msb_agent_put_str(b, MSB_TAG_ARG, "-c", NULL);
-	msb_agent_put_str(b, MSB_TAG_ENV, "A=b", NULL);
-	msb_agent_put_str(b, MSB_TAG_CWD, "/w", NULL);
-	msb_agent_put_u64(b, MSB_TAG_TIMEOUT_MS, 10, NULL);
-	msb_agent_put_u64(b, MSB_TAG_MAX_OUTPUT, 10, NULL);
-	msb_agent_put(b, MSB_TAG_STDIN, "\0\1\2", 3, NULL);
-	b = &seeds[k], types[k++] = MSB_AGENT_RUN_CODE;
-	msb_agent_put_str(b, MSB_TAG_CODE, "print(1)", NULL);
-	b = &seeds[k], types[k++] = MSB_AGENT_WRITE_FILE;
-	msb_agent_put_str(b, MSB_TAG_PATH, "a/b", NULL);
-	msb_agent_put_str(b, MSB_TAG_WORKDIR, "/w", NULL);
-	msb_agent_put_str(b, MSB_TAG_DATA, "data", NULL);
-	b = &seeds[k], types[k++] = MSB_AGENT_REMOVE;
-	msb_agent_put_str(b, MSB_TAG_PATH, "a", NULL);
-	msb_agent_put_str(b, MSB_TAG_WORKDIR, "/w", NULL);
-	msb_agent_put_u32(b, MSB_TAG_RECURSIVE, 1, NULL);
-	*n = k;
-}
-
-/*
- * Mutation run: flip, overwrite, truncate and splice bytes of valid requests many thousand
- * times. Under the sanitizer build any out-of-bounds read or leak fails the test; in every
- * build a decoded request must be internally consistent.
- */
-static void test_decoder_mutations(void **state)
-{
-	msb_buf seeds[8] = { { 0 } };
-	uint16_t types[8];
-	size_t n;
-	build_seeds(seeds, types, &n);
-	unsigned seed = 0x5eed;
-	const char *env = getenv("MSB_FUZZ_SEED");
-	if (env)
-		seed = (unsigned)strtoul(env, NULL, 0);
-	srand(seed);
-	unsigned char work[512];
-	size_t ok = 0, refused = 0;
-	for (int iter = 0; iter < 200000; iter++) {
-		const msb_buf *s = &seeds[(size_t)rand() % n];
-		size_t len = s->len;
-		memcpy(work, s->data, len);
-		int mutations = 1 + rand() % 4;
-		for (int m = 0; m < mutations; m++) {
-			switch (rand() % 4) {
-			case 0: /* flip a bit */
-				work[(size_t)rand() % len] ^= (unsigned char)(1u << (rand() % 8));
-				break;
-			case 1: /* an interesting byte */
-				work[(size_t)rand() % len] = (unsigned char[]){ 0, 0xff, 0x7f, 0x80, 6 }[rand() % 5];
-				break;
-			case 2: /* truncate */
-				len = (size_t)rand() % (len + 1);
-				break;
-			default: /* append a chunk of another seed */
-				if (len < sizeof work - 64) {
-					const msb_buf *o = &seeds[(size_t)rand() % n];
-					size_t take = o->len < 64 ? o->len : 64;
-					memcpy(work + len, o->data, take);
-					len += take;
-				}
-			}
-			if (len == 0)
-				break;
-		}
-		uint16_t type = rand() % 8 ? types[(size_t)rand() % n] : (uint16_t)(rand() % 20);
-		msb_agent_request req;
-		msb_error err = MSB_ERROR_INIT;
-		/* Copy to an exact-size heap block so ASan sees any read past the end. */
-		unsigned char *exact = malloc(len ? len : 1);
-		memcpy(exact, work, len);
-		if (msb_agent_request_decode(type, exact, len, &req, &err) == MSB_OK) {
-			ok++;
-			assert_true(req.argc == 0 || req.argv[req.argc] == NULL);
-			for (size_t i = 0; i < req.argc; i++)
-				assert_true(strlen(req.argv[i]) <= len);
-			if (type == MSB_AGENT_EXEC)
-				assert_true(req.argc >= 1);
-			msb_agent_request_free(&req);
-		} else {
-			refused++;
-			assert_int_equal(err.code == MSB_E_PROTOCOL || err.code == MSB_E_NOMEM, 1);
-			msb_error_clear(&err);
-		}
-		free(exact);
-	}
-	assert_true(ok > 1000 && refused > 1000); /* both paths were exercised */
-	for (size_t i = 0; i < n; i++)
-		msb_buf_free(&seeds[i]);
-}
-
 /* A client on a fake agent that answers request 2 of `type` with `errc` and `fields`. */
 static msb_agent_client *client_answered(uint16_t type, uint32_t errc, const msb_buf *fields,
 					 int *peer)
@@ -412,7 +312,6 @@ int main(void)
 		cmocka_unit_test(test_truncated_frame),
 		cmocka_unit_test(test_request_refusals),
 		cmocka_unit_test(test_put_refuses_oversize),
-		cmocka_unit_test(test_decoder_mutations),
 		cmocka_unit_test(test_config_argv),
 		cmocka_unit_test(test_client_refuses_more_than_asked),
 		cmocka_unit_test(test_client_words_a_silent_refusal),
