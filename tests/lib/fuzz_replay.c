@@ -10,7 +10,7 @@
  *   MSB_FUZZ_SEED     the generator's seed (default fixed, so every run is the same)
  */
 #include <dirent.h>
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
