@@ -94,7 +94,7 @@ static msb_errc enable_v2(const msb_cgroup_mount *m, const char *parent, const c
 static msb_cgroup_member_dir *dir_for(msb_cgroup *cg, const msb_cgroup_mount *m, const char *parent,
 			       const char *name, msb_error *err)
 {
-	char path[PATH_MAX - 16]; /* room for "/cgroup.procs" after it */
+	char path[sizeof cg->dirs[0].path];
 	if (snprintf(path, sizeof path, "%s/%s/%s", m->path, parent, name) >= (int)sizeof path) {
 		msb_error_set(err, MSB_E_VALUE, "cgroups: %s/%s/%s is too long", m->path, parent, name);
 		return NULL;
@@ -335,18 +335,18 @@ msb_errc msb_cgroup_load(const char *file, msb_cgroup **out, msb_error *err)
 		fclose(f);
 		return msb_error_set(err, MSB_E_NOMEM, "cgroups: out of memory");
 	}
-	char kind[16], path[PATH_MAX - 16];
+	char kind[16], path[PATH_MAX];
 	msb_errc rc = MSB_OK;
-	while (fscanf(f, "%15s %4079s", kind, path) == 2) {
+	while (fscanf(f, "%15s %4095s", kind, path) == 2) {
 		/* Only cgroup directories are ever removed from here: a tampered file stops. */
 		if (cg->len == MSB_CGROUP_MAX_DIRS || strncmp(path, "/sys/fs/cgroup/", 15) != 0 ||
-		    strstr(path, "/../")) {
+		    strstr(path, "/../") || strlen(path) >= sizeof cg->dirs[0].path) {
 			rc = msb_error_set(err, MSB_E_VALUE, "cgroups: %s names \"%s\", not a cgroup directory",
 					   file, path);
 			break;
 		}
 		msb_cgroup_member_dir *d = &cg->dirs[cg->len++];
-		memcpy(d->path, path, sizeof path);
+		strcpy(d->path, path);
 		d->v2 = strcmp(kind, "v2") == 0;
 		d->freezer = strcmp(kind, "freezer") == 0;
 		msb_cgroup_dir_paths(d);

@@ -13,10 +13,18 @@
 
 #define MSB_CGROUP_MAX_MOUNTS 24
 #define MSB_CGROUP_MAX_DIRS 8
+/*
+ * The longest cgroup directory path msb handles. Real ones are /sys/fs/cgroup/<hierarchy>/
+ * <parent>/<name>, far shorter; a longer one is refused by name. Not PATH_MAX: a handle and
+ * a mount table are allocated, zeroed and freed at every start and every disposal, and at
+ * PATH_MAX they were 100 KB each, which the allocator handed back to the kernel in between,
+ * so every sandbox start took ~50 page faults (0.05-0.1 ms) just to zero them again.
+ */
+#define MSB_CGROUP_PATH_MAX 1024
 
 /* One mounted hierarchy: a v1 one names its controllers in its super options. */
 typedef struct msb_cgroup_mount {
-	char path[PATH_MAX];
+	char path[MSB_CGROUP_PATH_MAX];
 	bool v2;
 	char controllers[256]; /* v1: ",cpu,cpuacct,"; v2: ",memory,pids," from cgroup.controllers */
 } msb_cgroup_mount;
@@ -47,9 +55,9 @@ const msb_cgroup_mount *msb_cgroup_mounts_v2(const msb_cgroup_mounts *m);
 
 /* One directory of a sandbox's cgroup, with what it is used for. */
 typedef struct msb_cgroup_member_dir {
-	char path[PATH_MAX - 16]; /* leaves room for a file name after it */
-	char procs[PATH_MAX]; /* path + "/cgroup.procs", built before any fork */
-	char join[PATH_MAX];  /* what a self-join writes "0" to: v1 "tasks", v2 "cgroup.procs" */
+	char path[MSB_CGROUP_PATH_MAX];
+	char procs[MSB_CGROUP_PATH_MAX + 16]; /* path + "/cgroup.procs", built before any fork */
+	char join[MSB_CGROUP_PATH_MAX + 16];  /* what a self-join writes "0" to: v1 "tasks", v2 "cgroup.procs" */
 	bool v2;
 	bool freezer; /* a v1 freezer directory: what stops a fork race during the kill */
 	unsigned limits; /* which limits msb_cgroup_apply writes here: MSB_CGROUP_LIMIT_* */
