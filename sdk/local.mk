@@ -10,7 +10,9 @@ sdk_libmsb_sdk_la_SOURCES = \
 	sdk/lib/node.c \
 	sdk/lib/image.c \
 	sdk/lib/spawn.c \
-	sdk/lib/unix_socket.c
+	sdk/lib/unix_socket.c \
+	sdk/lib/proc_stat.h \
+	sdk/lib/proc_stat.c
 sdk_libmsb_sdk_la_LIBADD = -lm
 sdk_libmsb_sdk_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
 

@@ -29,6 +29,7 @@
 typedef struct bwrap_ctx {
 	msb_bwrap_config cfg;
 	msb_buf bpf; /* the compiled seccomp filter, built once per instance */
+	msb_cgroup_spare *spare; /* the next sandbox's cgroup, made during this one's start */
 } bwrap_ctx;
 
 static void ctx_free(void *p)
@@ -36,6 +37,7 @@ static void ctx_free(void *p)
 	bwrap_ctx *ctx = p;
 	if (!ctx)
 		return;
+	msb_cgroup_spare_free(ctx->spare);
 	msb_bwrap_config_free(&ctx->cfg);
 	msb_buf_free(&ctx->bpf);
 	free(ctx);
@@ -238,11 +240,30 @@ static msb_errc record_and_greet(const msb_driver_box *box, start_state *s, pid_
 }
 
 /*
- * Launch bwrap, and write the cgroup's limits while it starts: bwrap is born in the
- * cgroup, but the limits come a moment later, while bubblewrap (msb's own code, and then
- * the agent) builds the sandbox. They are in force before start waits for the agent, so
- * before any command can reach it. A launch that failed is reported in its own words
- * before a limit that could not be written.
+ * The sandbox's cgroup: the spare made during an earlier start, its limits already written
+ * (*limited), or else one made now, named after the sandbox, whose limits launch_limited
+ * writes.
+ */
+static msb_errc take_cgroup(bwrap_ctx *ctx, const msb_driver_box *box, msb_cgroup **cg,
+			    bool *limited, msb_error *err)
+{
+	*limited = (*cg = msb_cgroup_spare_take(ctx->spare)) != NULL;
+	if (*limited)
+		return MSB_OK;
+	msb_errc rc = msb_cgroup_prepare(ctx->cfg.cgroup_parent, box->name, &ctx->cfg.limits, cg, err);
+	if (rc == MSB_E_OS && geteuid() != 0)
+		msb_error_prefix(err, "bwrap: sandbox %s: its limits need cgroups msb cannot create "
+				 "as a non-root user (config memory: 0, pids: 0, cpus: 0 runs without "
+				 "them): ", box->name);
+	return rc;
+}
+
+/*
+ * Launch bwrap, and write the cgroup's limits while it starts (unless `cgroup` is NULL: a
+ * spare's are written): bwrap is born in the cgroup, but the limits come a moment later,
+ * while bubblewrap (msb's own code, and then the agent) builds the sandbox. They are in
+ * force before start waits for the agent, so before any command can reach it. A launch
+ * that failed is reported in its own words before a limit that could not be written.
  */
 static msb_errc launch_limited(const msb_bwrap_launch *launch, const msb_cgroup *cgroup, pid_t *pid,
 			       msb_error *err)
@@ -252,7 +273,7 @@ static msb_errc launch_limited(const msb_bwrap_launch *launch, const msb_cgroup 
 	if (rc)
 		return rc;
 	msb_error limit_err = MSB_ERROR_INIT;
-	msb_errc limits = msb_cgroup_apply(cgroup, &limit_err);
+	msb_errc limits = cgroup ? msb_cgroup_apply(cgroup, &limit_err) : MSB_OK;
 	rc = msb_bwrap_launch_finish(&launching, pid, err);
 	if (!rc && limits) {
 		rc = limits;
@@ -281,11 +302,9 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = open_files(ctx, box, &s, err);
 	if (!rc)
 		rc = build_argv(ctx, box, root, &s, err);
-	if (!rc && (rc = msb_cgroup_prepare(ctx->cfg.cgroup_parent, box->name, &ctx->cfg.limits,
-					    &s.cgroup, err)) == MSB_E_OS && geteuid() != 0)
-		msb_error_prefix(err, "bwrap: sandbox %s: its limits need cgroups msb cannot create "
-				 "as a non-root user (config memory: 0, pids: 0, cpus: 0 runs without "
-				 "them): ", box->name);
+	bool limited = false;
+	if (!rc)
+		rc = take_cgroup(ctx, box, &s.cgroup, &limited, err);
 	/* Saved before anything joins it, so a crash from here on still leaves disposal the list. */
 	if (!rc)
 		rc = msb_cgroup_save(s.cgroup, cgfile, err);
@@ -301,8 +320,11 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 			.reaper = box->config->agent_path,
 		};
 		memcpy(launch.fds, s.fds, sizeof launch.fds);
-		rc = launch_limited(&launch, s.cgroup, &pid, err);
+		rc = launch_limited(&launch, limited ? NULL : s.cgroup, &pid, err);
 	}
+	/* bwrap builds the sandbox for ~5 ms: the next start's cgroup is made meanwhile. */
+	if (!rc)
+		msb_cgroup_spare_refill(ctx->spare);
 	if (!rc)
 		rc = record_and_greet(box, &s, pid, err);
 	if (!rc && box->greeted) {
@@ -355,6 +377,11 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 	msb_errc rc = msb_bwrap_config_read(config, &ctx->cfg, err);
 	if (!rc)
 		rc = msb_bwrap_seccomp_compile(&ctx->bpf, err);
+	if (!rc)
+		rc = msb_cgroup_spare_new(ctx->cfg.cgroup_parent, &ctx->cfg.limits, &ctx->spare, err);
+	/* Spares a host left when it died (msb/cgroup.h): nothing else would remove them. */
+	if (!rc)
+		msb_cgroup_spares_sweep(ctx->cfg.cgroup_parent);
 	if (rc) {
 		ctx_free(ctx);
 		return rc;

@@ -131,14 +131,14 @@ static int drop_ids(const msb_bwrap_launch *l)
  * the host's memory until then, so it can never stay as it is: an exec that fails is
  * reported, and the keeper exits (taking bwrap with it).
  */
-static _Noreturn void become_reaper(const msb_bwrap_launch *l)
+static _Noreturn void become_reaper(const msb_bwrap_launch *l, const msb_spawn_pin *pin)
 {
 	close_range(3, REPORT_FD - 1, 0);
 	close_range(REPORT_FD + 1, ~0u, 0);
 	char *const argv[] = { (char *)l->reaper, "--reap", NULL };
 	char *const envp[] = { NULL };
 	errno = ENOENT;
-	if (l->reaper)
+	if (l->reaper && msb_spawn_pin_undo(pin) == 0)
 		execve(l->reaper, argv, envp);
 	report(REPORT_FD, STEP_REAPER, errno);
 	_exit(1);
@@ -151,13 +151,15 @@ typedef struct launch_args {
 	int listen_fd;     /* the agent's socket, which A makes (A's number) */
 	char *keeper_stack; /* the keeper's stack while it shares msb's memory, until its exec */
 	char *bwrap_stack;  /* bwrap's parent's stack, the same way */
+	msb_spawn_pin pin;  /* msb's CPU mask: all three run on msb's CPU until they exec */
 } launch_args;
 
 /* bwrap's parent: the sandbox's ids, then bwrap. Never returns. */
 
 static int bwrap_child(void *arg)
 {
-	const msb_bwrap_launch *l = ((const launch_args *)arg)->l;
+	const launch_args *a = arg;
+	const msb_bwrap_launch *l = a->l;
 	if (drop_ids(l) != 0) {
 		report(REPORT_FD, STEP_IDS, errno);
 		_exit(127);
@@ -172,7 +174,8 @@ static int bwrap_child(void *arg)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	char *const envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
-	execve(l->argv[0], l->argv, envp);
+	if (msb_spawn_pin_undo(&a->pin) == 0)
+		execve(l->argv[0], l->argv, envp);
 	report(REPORT_FD, STEP_EXEC, errno);
 	_exit(127);
 }
@@ -204,7 +207,7 @@ static int keeper(void *arg, int join_error)
 		_exit(1);
 	}
 	report(REPORT_FD, STEP_PID, (int32_t)child);
-	become_reaper(l);
+	become_reaper(l, &a->pin);
 }
 
 static int keeper_outside(void *arg)
@@ -272,8 +275,10 @@ msb_errc msb_bwrap_launch_start(const msb_bwrap_launch *l, msb_bwrap_launching *
 	launch_args a = { .l = l, .report_fd = pipefd[1], .listen_fd = -1,
 			  .keeper_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL,
 			  .bwrap_stack = stacks ? stacks + 2 * MSB_SPAWN_STACK_MIN : NULL };
+	msb_spawn_pin_here(&a.pin);
 	pid_t mid = msb_spawn_shared(middle_child, &a, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);
 	int saved = errno;
+	msb_spawn_pin_undo(&a.pin);
 	free(stacks);
 	close(pipefd[1]);
 	if (mid < 0) {

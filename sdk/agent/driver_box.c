@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "driver_internal.h"
+#include "../lib/proc_stat.h"
 #include "sha256.h"
 
 static const char *const meta_names[4] = { "scope", "thread", "agent_dir", "call_id" };
@@ -206,38 +207,18 @@ bool driver_meta_matches(const driver_paths *p, const driver_key *key, bool scop
 	return matched == wanted;
 }
 
-/* Field 22 of /proc/<pid>/stat: when the process started, to tell a recycled pid apart. */
-static bool start_time(pid_t pid, unsigned long long *out, char *state)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return false;
-	/* After ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-	 * utime stime cutime cstime priority nice threads itrealvalue starttime */
-	return sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			     "%*d %*d %*d %llu", state, out) == 2;
-}
-
 bool msb_driver_pid_running(pid_t pid)
 {
 	unsigned long long st = 0;
 	char state = 0;
-	return start_time(pid, &st, &state) && state != 'Z' && state != 'X';
+	return msb_proc_start_time(pid, &st, &state) && state != 'Z' && state != 'X';
 }
 
 msb_errc msb_driver_write_pid(const msb_driver_box *box, pid_t pid, msb_error *err)
 {
 	unsigned long long st = 0;
 	char state;
-	if (!start_time(pid, &st, &state))
+	if (!msb_proc_start_time(pid, &st, &state))
 		return msb_error_set(err, MSB_E_BACKEND, "sandbox %s: process %ld is already gone",
 				     box->name, (long)pid);
 	char tmp[4200];
@@ -263,7 +244,7 @@ pid_t msb_driver_read_live_pid(const msb_driver_box *box)
 	int n = fscanf(f, "%ld %llu", &pid, &recorded);
 	fclose(f);
 	char state = 0;
-	if (n != 2 || pid <= 0 || !start_time((pid_t)pid, &now, &state) || now != recorded)
+	if (n != 2 || pid <= 0 || !msb_proc_start_time((pid_t)pid, &now, &state) || now != recorded)
 		return 0;
 	return state == 'Z' || state == 'X' ? 0 : (pid_t)pid;
 }

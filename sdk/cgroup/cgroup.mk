@@ -6,4 +6,5 @@ sdk_libmsb_sdk_la_SOURCES += \
 	sdk/cgroup/cgroup_mounts.c \
 	sdk/cgroup/cgroup.c \
 	sdk/cgroup/cgroup_destroy.c \
-	sdk/cgroup/cgroup_spawn.c
+	sdk/cgroup/cgroup_spawn.c \
+	sdk/cgroup/cgroup_spare.c

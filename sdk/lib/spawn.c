@@ -49,3 +49,21 @@ void msb_spawn_signals_default(void)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
+
+void msb_spawn_pin_here(msb_spawn_pin *pin)
+{
+	pin->pinned = false;
+	int cpu = sched_getcpu();
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof pin->was, &pin->was) != 0 ||
+	    CPU_COUNT(&pin->was) < 2 || !CPU_ISSET(cpu, &pin->was))
+		return;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pin->pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+int msb_spawn_pin_undo(const msb_spawn_pin *pin)
+{
+	return pin->pinned ? sched_setaffinity(0, sizeof pin->was, &pin->was) : 0;
+}

@@ -302,6 +302,21 @@ static bool cgroup_file(msb_sandbox_handle *h, const char *file, char *out, size
 	return found;
 }
 
+/*
+ * The last component of the sandbox's cgroup directories (the same in every hierarchy): its
+ * name, or a spare's that an earlier start made for it (msb/cgroup.h).
+ */
+static void cgroup_leaf(msb_sandbox_handle *h, char *out, size_t n)
+{
+	char list[512], kind[16], dir[400] = "";
+	snprintf(list, sizeof list, "%s/cgroup", msb_driver_sandbox_box(h)->dir);
+	FILE *f = fopen(list, "re");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%15s %399s", kind, dir), 2);
+	fclose(f);
+	snprintf(out, n, "%s", strrchr(dir, '/') + 1);
+}
+
 /* The pid of the sandbox's keeper: the parent of bwrap, whose pid the driver recorded. */
 static long keeper_of(msb_sandbox_handle *h)
 {
@@ -370,9 +385,77 @@ static void limits_are_in_force_when_acquire_returns(void **state)
 	size_t got = fread(cgroups, 1, sizeof cgroups - 1, f);
 	fclose(f);
 	cgroups[got] = '\0';
-	assert_non_null(strstr(cgroups, msb_driver_sandbox_box(h)->name));
+	char leaf[128];
+	cgroup_leaf(h, leaf, sizeof leaf);
+	assert_non_null(strstr(cgroups, leaf));
 	fx.ops->release(h);
 	backend_dispose(&fx, "limits-at-once", NULL);
+}
+
+/* The value of `field` in /proc/<pid>/status ("self" for pid 0), newline included. */
+static void status_field(long pid, const char *field, char *out, size_t n)
+{
+	char path[64], line[256];
+	if (pid)
+		snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	else
+		snprintf(path, sizeof path, "/proc/self/status");
+	FILE *f = fopen(path, "re");
+	assert_non_null(f);
+	out[0] = '\0';
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, field, strlen(field)) == 0)
+			snprintf(out, n, "%s", line + strlen(field));
+	fclose(f);
+	assert_true(out[0] != '\0');
+}
+
+/*
+ * From an instance's third start on, a sandbox starts in a cgroup its previous start made
+ * ahead (msb/cgroup.h), limits written; the one made during the last start is removed with
+ * the instance. The launch runs on the host's CPU until bwrap execs (msb/spawn.h), and
+ * nothing stays pinned: not the host, not bwrap, not what runs inside.
+ */
+static void starts_use_a_cgroup_made_ahead_and_pin_nothing(void **state)
+{
+	(void)state;
+	BWRAP_NEED_CGROUPS();
+	backend_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(bwrap_fixture_open(&mine, NULL, "", &err), MSB_OK);
+	char host_cpus[256], spare[48];
+	status_field(0, "Cpus_allowed_list:", host_cpus, sizeof host_cpus);
+	snprintf(spare, sizeof spare, "spare-%ld-", (long)getpid());
+	static const char *const threads[] = { "ahead-1", "ahead-2", "ahead-3" };
+	for (int i = 0; i < 3; i++) {
+		msb_key k = backend_key(threads[i], NULL);
+		msb_sandbox_handle *h = NULL;
+		assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_OK);
+		char leaf[128], mem[32] = "", pids[32] = "", cpus[256];
+		cgroup_leaf(h, leaf, sizeof leaf);
+		if (i < 2)
+			assert_string_equal(leaf, msb_driver_sandbox_box(h)->name);
+		else
+			assert_int_equal(strncmp(leaf, spare, strlen(spare)), 0);
+		if (!cgroup_file(h, "memory.limit_in_bytes", mem, sizeof mem))
+			assert_true(cgroup_file(h, "memory.max", mem, sizeof mem));
+		assert_int_equal(atoll(mem), 96LL * 1024 * 1024);
+		assert_true(cgroup_file(h, "pids.max", pids, sizeof pids));
+		assert_int_equal(atol(pids), 48);
+		status_field(0, "Cpus_allowed_list:", cpus, sizeof cpus);
+		assert_string_equal(cpus, host_cpus);
+		status_field(keeper_of(h), "Cpus_allowed_list:", cpus, sizeof cpus);
+		assert_string_equal(cpus, host_cpus);
+		msb_exec_result r = backend_run(&mine, h, 10, 0, "grep Cpus_allowed_list: /proc/self/status");
+		assert_int_equal(r.exit_code, 0);
+		assert_string_equal(strchr(backend_out(&r), ':') + 1, host_cpus);
+		msb_exec_result_free(&r);
+		mine.ops->release(h);
+	}
+	for (int i = 0; i < 3; i++)
+		backend_dispose(&mine, threads[i], NULL);
+	backend_fixture_close(&mine);
+	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
 }
 
 static void fork_bomb_is_held(void **state)
@@ -1001,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(the_agents_socket_is_out_of_the_guests_reach),
 		cmocka_unit_test(no_host_descriptors_inside),
 		cmocka_unit_test(limits_are_in_force_when_acquire_returns),
+		cmocka_unit_test(starts_use_a_cgroup_made_ahead_and_pin_nothing),
 		cmocka_unit_test(keeper_does_not_pin_host_memory),
 		cmocka_unit_test(fork_bomb_is_held),
 		cmocka_unit_test(memory_hog_is_killed),

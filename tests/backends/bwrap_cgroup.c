@@ -5,6 +5,7 @@
  * every directory removed, and the refusals. Skips (77) where msb cannot create cgroups
  * (not root, or nothing mounted).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -540,6 +541,129 @@ static void kept_mounts_follow_mounts_and_namespaces(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* ---- made ahead (msb_cgroup_spare) ----------------------------------------------------- */
+
+/* The parent the spare cases use: its own, so only their spares are ever in it. */
+static void spare_parent(char *out, size_t n)
+{
+	snprintf(out, n, "msb-test/%s-spare", name);
+}
+
+/* How many `spare-<pid>-` directories of `pid` the memory hierarchy holds under the parent. */
+static int spares_of(long pid)
+{
+	char parent[96], dir[160], prefix[48];
+	spare_parent(parent, sizeof parent);
+	snprintf(dir, sizeof dir, "/sys/fs/cgroup/memory/%s", parent);
+	snprintf(prefix, sizeof prefix, "spare-%ld-", pid);
+	DIR *d = opendir(dir);
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static msb_cgroup_spare *spare_holder(void)
+{
+	char parent[96];
+	spare_parent(parent, sizeof parent);
+	msb_cgroup_limits lim = { 64 * 1024 * 1024, 16, 0.5 };
+	msb_cgroup_spare *s = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_cgroup_spare_new(parent, &lim, &s, &err), MSB_OK);
+	return s;
+}
+
+/*
+ * None for a one-shot start; from the second start on, the next one's cgroup is made with
+ * its limits written, taken whole, named for this process; the one not taken is removed
+ * with its holder.
+ */
+static void a_spare_is_made_from_the_second_start_and_taken_ready(void **state)
+{
+	(void)state;
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		skip(); /* counted in the v1 memory hierarchy, which this machine kind mounts */
+	msb_cgroup_spare *s = spare_holder();
+	assert_null(msb_cgroup_spare_take(s));
+	msb_cgroup_spare_refill(s);
+	assert_int_equal(spares_of(getpid()), 0);
+	assert_null(msb_cgroup_spare_take(s));
+	msb_cgroup_spare_refill(s);
+	assert_int_equal(spares_of(getpid()), 1);
+	msb_cgroup *cg = msb_cgroup_spare_take(s);
+	assert_non_null(cg);
+	assert_limits(cg, true);
+	char prefix[48];
+	snprintf(prefix, sizeof prefix, "/spare-%ld-", (long)getpid());
+	assert_non_null(strstr(msb_cgroup_dir(cg, 0), prefix));
+	assert_null(msb_cgroup_spare_take(s)); /* taken: gone from the holder */
+	msb_cgroup_spare_refill(s);
+	assert_int_equal(spares_of(getpid()), 2); /* the taken one and the next */
+	destroy_and_check_removed(cg);
+	msb_cgroup_spare_free(s);
+	assert_int_equal(spares_of(getpid()), 0);
+}
+
+/*
+ * A host that died holding spares left their directories: the sweep removes the one it
+ * never used, keeps the one it had put a sandbox in while a process of that sandbox lives,
+ * removes that one too once it is empty, and never touches a live process's spare.
+ */
+static void the_sweep_removes_only_a_dead_hosts_unused_spares(void **state)
+{
+	(void)state;
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		skip();
+	int pipefd[2];
+	assert_int_equal(pipe(pipefd), 0);
+	pid_t dead = fork();
+	if (dead == 0) {
+		msb_cgroup_spare *s = spare_holder();
+		msb_cgroup_spare_take(s);
+		msb_cgroup_spare_take(s);
+		msb_cgroup_spare_refill(s);
+		msb_cgroup *used = msb_cgroup_spare_take(s);
+		int join = 0;
+		pid_t member = used ? msb_cgroup_fork(used, &join) : -1;
+		if (member == 0) {
+			pause();
+			_exit(0);
+		}
+		msb_cgroup_spare_refill(s);
+		ssize_t n = write(pipefd[1], &member, sizeof member);
+		_exit(n == sizeof member && member > 0 && join == 0 ? 0 : 1); /* the holder never freed */
+	}
+	close(pipefd[1]);
+	pid_t member = -1;
+	assert_int_equal(read(pipefd[0], &member, sizeof member), (ssize_t)sizeof member);
+	close(pipefd[0]);
+	int status;
+	assert_int_equal(waitpid(dead, &status, 0), dead);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(spares_of(dead), 2);
+	msb_cgroup_spare *mine = spare_holder();
+	msb_cgroup_spare_take(mine);
+	msb_cgroup_spare_take(mine);
+	msb_cgroup_spare_refill(mine);
+	char parent[96];
+	spare_parent(parent, sizeof parent);
+	assert_true(msb_cgroup_spares_sweep(parent) >= 1);
+	assert_int_equal(spares_of(dead), 1);      /* the one in use */
+	assert_int_equal(spares_of(getpid()), 1); /* ours, alive */
+	kill(member, SIGKILL);
+	assert_int_equal(waitpid(member, NULL, 0), member); /* ours to reap: we are the subreaper */
+	for (int i = 0; i < 200 && spares_of(dead); i++) {
+		msb_cgroup_spares_sweep(parent); /* the member's exit takes the kernel a moment */
+		nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
+	}
+	assert_int_equal(spares_of(dead), 0);
+	msb_cgroup_spare_free(mine);
+	assert_int_equal(spares_of(getpid()), 0);
+}
+
 static void bad_names_are_refused(void **state)
 {
 	(void)state;
@@ -587,6 +711,8 @@ int main(void)
 		cmocka_unit_test(save_and_load_round_trip_and_refuse_tampering),
 		cmocka_unit_test(bad_names_are_refused),
 		cmocka_unit_test(kept_mounts_follow_mounts_and_namespaces),
+		cmocka_unit_test(a_spare_is_made_from_the_second_start_and_taken_ready),
+		cmocka_unit_test(the_sweep_removes_only_a_dead_hosts_unused_spares),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	/*
@@ -612,6 +738,12 @@ int main(void)
 			break;
 		nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
 	}
+	/* What a failed spare case left: its spares (empty once the members above are gone). */
+	char sweep[400];
+	snprintf(sweep, sizeof sweep, "rmdir /sys/fs/cgroup/*/msb-test/%s-spare/spare-* "
+		 "/sys/fs/cgroup/*/msb-test/%s-spare 2>/dev/null; true", name, name);
+	if (system(sweep) != 0)
+		failed++;
 	for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
 		char path[256];
 		snprintf(path, sizeof path, "/sys/fs/cgroup/%s/msb-test", roots[i]);

@@ -33,6 +33,7 @@
 typedef struct side {
 	const struct msb_backend_v27 *ops;
 	msb_backend_instance *self;
+	msb_backend *backend; /* closed at the end: a plugin may hold cgroups for its next start */
 	double t[4][MAX_ROUNDS]; /* acquire, first exec, dispose, whole cycle */
 } side;
 
@@ -61,7 +62,8 @@ static void open_side(side *s, const char *plugin, const char *agent, const char
 		die(plugin, &err);
 	s->ops = msb_backend_ops(b);
 	s->self = msb_backend_instance_of(b);
-	/* The loader, document and backend live as long as the process. */
+	s->backend = b;
+	/* The loader and document live as long as the process. */
 }
 
 static void cycle(side *s, int round)
@@ -116,8 +118,10 @@ int main(int argc, char **argv)
 		printf("%-11s A %7.3f   B %7.3f   B - A %+7.3f\n", names[k],
 		       bench_median(a.t[k], (size_t)rounds), bench_median(b.t[k], (size_t)rounds),
 		       bench_median(diff[k], (size_t)rounds));
+	msb_backend_close(a.backend);
+	msb_backend_close(b.backend);
 	char cmd[256];
-	snprintf(cmd, sizeof cmd, "rm -rf %s; rmdir /sys/fs/cgroup/*/msb-bench/ab-?-%s 2>/dev/null",
+	snprintf(cmd, sizeof cmd, "rm -rf %s; rmdir /sys/fs/cgroup/*/msb-bench/ab-?-%s /sys/fs/cgroup/*/msb-bench 2>/dev/null",
 		 state, strrchr(state, '-') + 1);
 	return system(cmd) == 0 ? 0 : 0;
 }

@@ -9,10 +9,11 @@
  * enforce is refused, never dropped: a sandbox that asked for 256 MiB and silently got the
  * whole machine is exactly the quiet downgrade msb exists to prevent.
  *
- * A sandbox's cgroup is one directory per hierarchy used, all named `<parent>/<name>`. Its
- * directory list is saved to a file so that another process (a later `msb dispose`) can
- * destroy it: the creator's own cgroup is not a stable place to derive paths from, since two
- * invocations of msb may sit in different cgroups.
+ * A sandbox's cgroup is one directory per hierarchy used, all named `<parent>/<name>` (or,
+ * when it was made ahead, `<parent>/spare-…`: see below). Its directory list is saved to a
+ * file so that another process (a later `msb dispose`) can destroy it: the creator's own
+ * cgroup is not a stable place to derive paths from, since two invocations of msb may sit
+ * in different cgroups.
  */
 #ifndef MSB_CGROUP_H
 #define MSB_CGROUP_H
@@ -118,6 +119,37 @@ size_t msb_cgroup_count(const msb_cgroup *cg);
 const char *msb_cgroup_dir(const msb_cgroup *cg, size_t i);
 
 void msb_cgroup_free(msb_cgroup *cg);
+
+/*
+ * Made ahead. A backend instance that starts sandboxes one after another can have each
+ * start make the next one's cgroup while it waits for its engine, when a CPU is idle anyway,
+ * and the next start take it ready, limits written (tests/bench/bench_bwrap: 0.2 ms of every
+ * start). One is kept per holder at a time, and only once the instance has started two
+ * sandboxes, so a one-shot `msb exec` never makes one it will not use. Its directories are
+ * named `spare-<pid>-<start time>-<n>` under `parent` and stay so named when taken: the
+ * saved directory list is what disposal follows. Thread-safe.
+ *
+ *   new      a holder for cgroups with these limits under `parent`; makes nothing yet
+ *   take     the spare, now the caller's (destroy or free it as any), or NULL when there is
+ *            none (the caller prepares its own); counts a start either way
+ *   refill   make the next spare if there is none and the instance has started two
+ *            sandboxes; a failure is left for the next start to meet in line, and report
+ *   free     remove the spare not taken, and free the holder (a forked child's copy
+ *            leaves its parent's spare alone)
+ *
+ * A host that dies holding a spare leaves its empty directories behind: sweep removes, in
+ * every hierarchy under `parent`, each spare whose process no longer runs (its pid gone or
+ * reused, told apart by start time), and never one in use, which its sandbox's processes
+ * populate (rmdir refuses). Returns how many directories it removed. Run it at a backend
+ * instance's start.
+ */
+typedef struct msb_cgroup_spare msb_cgroup_spare;
+msb_errc msb_cgroup_spare_new(const char *parent, const msb_cgroup_limits *limits,
+			      msb_cgroup_spare **out, msb_error *err);
+msb_cgroup *msb_cgroup_spare_take(msb_cgroup_spare *s);
+void msb_cgroup_spare_refill(msb_cgroup_spare *s);
+void msb_cgroup_spare_free(msb_cgroup_spare *s);
+size_t msb_cgroup_spares_sweep(const char *parent);
 
 #ifdef __cplusplus
 }

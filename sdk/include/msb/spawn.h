@@ -13,6 +13,8 @@
 #ifndef MSB_SPAWN_H
 #define MSB_SPAWN_H
 
+#include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -43,6 +45,25 @@ pid_t msb_spawn_shared(int (*fn)(void *), void *arg, void *stack, size_t size);
  * or blocked signals, and in which no handler of the host's may run. Async-signal-safe.
  */
 void msb_spawn_signals_default(void);
+
+/*
+ * Keep a chain of shared children on the caller's CPU until they exec. A child that
+ * suspends its parent could run on the parent's CPU for free, but the kernel places a new
+ * task on the idlest CPU, and on a virtual machine whose idle vCPUs halt, waking one costs
+ * a trip through the hypervisor: 57 us here against 11-14 us on the same vCPU (a pipe
+ * ping-pong; doc/performance.md). msb_spawn_pin_here narrows the calling thread's CPU mask
+ * to the CPU it runs on; children spawned meanwhile inherit it, and each restores the
+ * saved mask (msb_spawn_pin_undo) before it execs, so nothing the sandbox runs stays
+ * pinned; the caller restores its own once the spawn returns. A no-op (pinned false) where
+ * the CPU or the mask cannot be read, or the mask allows one CPU anyway. Undo returns 0, or
+ * -1 with errno when the saved mask could not be restored; async-signal-safe.
+ */
+typedef struct msb_spawn_pin {
+	cpu_set_t was;
+	bool pinned;
+} msb_spawn_pin;
+void msb_spawn_pin_here(msb_spawn_pin *pin);
+int msb_spawn_pin_undo(const msb_spawn_pin *pin);
 
 #ifdef __cplusplus
 }
