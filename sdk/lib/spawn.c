@@ -65,5 +65,11 @@ void msb_spawn_pin_here(msb_spawn_pin *pin)
 
 int msb_spawn_pin_undo(const msb_spawn_pin *pin)
 {
-	return pin->pinned ? sched_setaffinity(0, sizeof pin->was, &pin->was) : 0;
+	if (!pin->pinned || sched_setaffinity(0, sizeof pin->was, &pin->was) == 0)
+		return 0;
+	/* The saved mask no longer fits (the cpuset changed meanwhile): every CPU the kernel
+	 * still allows, rather than stay on one. */
+	cpu_set_t any;
+	memset(&any, 0xff, sizeof any);
+	return sched_setaffinity(0, sizeof any, &any);
 }

@@ -27,6 +27,10 @@ tests_bench_bench_files_SOURCES = tests/bench/bench_files.c
 tests_bench_bench_files_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_files_LDADD = sdk/libmsb-sdk.la
 
+BENCHES += tests/bench/bench_wake
+tests_bench_bench_wake_SOURCES = tests/bench/bench_wake.c tests/bench/bench_stats.h
+tests_bench_bench_wake_CPPFLAGS = $(TEST_CPPFLAGS)
+
 # Not a benchmark of its own: two builds of the bwrap backend alternated in one process
 # (`make tests/bench/ab_bwrap`; usage in the file).
 EXTRA_PROGRAMS += tests/bench/ab_bwrap

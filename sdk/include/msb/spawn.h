@@ -50,13 +50,15 @@ void msb_spawn_signals_default(void);
  * Keep a chain of shared children on the caller's CPU until they exec. A child that
  * suspends its parent could run on the parent's CPU for free, but the kernel places a new
  * task on the idlest CPU, and on a virtual machine whose idle vCPUs halt, waking one costs
- * a trip through the hypervisor: 57 us here against 11-14 us on the same vCPU (a pipe
- * ping-pong; doc/performance.md). msb_spawn_pin_here narrows the calling thread's CPU mask
+ * a trip through the hypervisor: 39-57 us here against 6-14 us on the same vCPU
+ * (tests/bench/bench_wake). msb_spawn_pin_here narrows the calling thread's CPU mask
  * to the CPU it runs on; children spawned meanwhile inherit it, and each restores the
  * saved mask (msb_spawn_pin_undo) before it execs, so nothing the sandbox runs stays
  * pinned; the caller restores its own once the spawn returns. A no-op (pinned false) where
- * the CPU or the mask cannot be read, or the mask allows one CPU anyway. Undo returns 0, or
- * -1 with errno when the saved mask could not be restored; async-signal-safe.
+ * the CPU or the mask cannot be read, or the mask allows one CPU anyway. Undo restores the
+ * saved mask, or, when that no longer fits (the cpuset changed meanwhile), every CPU the
+ * kernel allows; it returns 0, or -1 with errno when neither could be set.
+ * Async-signal-safe.
  */
 typedef struct msb_spawn_pin {
 	cpu_set_t was;
