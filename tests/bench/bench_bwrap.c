@@ -6,6 +6,10 @@
  *   bare, to nothing left: the same, then also wait until bwrap's init (which bwrap does not
  *           wait for) is gone with its namespaces — what a disposal that verifies must wait
  *           for; the bench is a subreaper, so that init is its child
+ *   bare, killed: the same bwrap born in a cgroup with the backend's default limits, running
+ *           a command that waits; timed from the kill to the cgroup's last directory removed
+ *           (msb_cgroup_destroy): what the kernel alone makes any verified disposal of such
+ *           a sandbox cost, without msb's agent, lock or state directory
  *   agent:  start msb-agent on the host (no boundary) as a sandbox starts it — on a socket
  *           made first, the host's HELLO queued — until it answers, then stop it
  *   cold:   acquire + exec `true` + dispose through the real plugin (cgroups included)
@@ -38,6 +42,7 @@
 #include <msb/unix_socket.h>
 
 #include "bwrap_argv.h"
+#include "bwrap_config.h"
 #include "bwrap_launch.h"
 #include "bwrap_seccomp.h"
 #include "bench_cycle.h"
@@ -122,6 +127,77 @@ static double bare_once(bool to_nothing_left)
 	while (to_nothing_left && waitpid(-1, NULL, 0) > 0)
 		;
 	return bench_now_ms() - t;
+}
+
+/* ---- bare, killed: the floor of a disposal that verifies --------------------------- */
+
+static char **wait_argv; /* the bare flags, running a command that says it runs, then waits */
+static msb_cgroup_limits default_limits;
+
+static void bare_kill_prepare(void)
+{
+	msb_error err = MSB_ERROR_INIT;
+	msb_bwrap_config cfg;
+	if (msb_bwrap_config_read(NULL, &cfg, &err))
+		die("bwrap defaults", &err);
+	default_limits = cfg.limits;
+	msb_bwrap_config_free(&cfg);
+	msb_bwrap_layout layout = {
+		.work_guest = MSB_DEFAULT_WORK_DIR,
+		.work_fd = MSB_BWRAP_FD_WORK,
+		.agent_fd = MSB_BWRAP_FD_AGENT,
+		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
+		.tmp_size = 64u << 20,
+	};
+	const char *cmd[] = { "sh", "-c", "echo; exec sleep 1000", NULL };
+	if (msb_bwrap_argv("/usr/bin/bwrap", &layout, cmd, &wait_argv, &err))
+		die("argv", &err);
+}
+
+static double bare_kill_once(int round)
+{
+	msb_error err = MSB_ERROR_INIT;
+	char parent[96], leaf[32];
+	snprintf(parent, sizeof parent, "msb-bench/%s", strrchr(state, '/') + 1);
+	snprintf(leaf, sizeof leaf, "bare-kill-%d", round);
+	msb_cgroup *cg = NULL;
+	if (msb_cgroup_create(parent, leaf, &default_limits, &cg, &err))
+		die("bare cgroup", &err);
+	int said[2];
+	if (pipe(said))
+		die("pipe", NULL);
+	int join = 0;
+	pid_t p = msb_cgroup_fork(cg, &join);
+	if (p == 0) {
+		if (join)
+			_exit(125);
+		int high[3];
+		for (int i = 0; i < 3; i++)
+			high[i] = fcntl(bare_fds[i], F_DUPFD_CLOEXEC, 64);
+		for (int i = 0; i < 3; i++)
+			dup2(high[i], MSB_BWRAP_FD_SECCOMP + i);
+		lseek(MSB_BWRAP_FD_SECCOMP, 0, SEEK_SET);
+		dup2(said[1], 1);
+		if (drop_uid >= 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+				      setresuid(65534, 65534, 65534)))
+			_exit(126);
+		char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
+		execve(wait_argv[0], wait_argv, envp);
+		_exit(127);
+	}
+	close(said[1]);
+	char byte;
+	if (p < 0 || read(said[0], &byte, 1) != 1)
+		die("the waiting bare bwrap did not start", NULL);
+	close(said[0]);
+	double t = bench_now_ms();
+	if (msb_cgroup_destroy(cg, 10.0, &err))
+		die("bare cgroup destroy", &err);
+	double d = bench_now_ms() - t;
+	msb_cgroup_free(cg);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return d;
 }
 
 /* ---- agent: start on the host until HELLO ------------------------------------------- */
@@ -243,7 +319,9 @@ int main(void)
 	msb_config_doc *doc = NULL;
 	plugin_open(&loader, &backend, &doc);
 
-	double bare[ROUNDS], bare_full[ROUNDS], agent[ROUNDS], cold[ROUNDS], warm[ROUNDS];
+	double bare[ROUNDS], bare_full[ROUNDS], bare_kill[ROUNDS], agent[ROUNDS], cold[ROUNDS],
+		warm[ROUNDS];
+	bare_kill_prepare();
 	bare_once(true);
 	cold_once(0); /* warm the page cache for both */
 	for (int r = 0; r < ROUNDS; r++) {
@@ -251,6 +329,7 @@ int main(void)
 		while (waitpid(-1, NULL, 0) > 0) /* the init bwrap left behind, unmeasured */
 			;
 		bare_full[r] = bare_once(true);
+		bare_kill[r] = bare_kill_once(r);
 		agent[r] = agent_once();
 		cold[r] = cold_once(r);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -304,6 +383,8 @@ int main(void)
 	       "written)\n", ROUNDS, parent, load, sysconf(_SC_NPROCESSORS_ONLN), host_bytes >> 20);
 	printf("bare bwrap <same flags> true     %8.3f ms\n", b);
 	printf("bare, to nothing left            %8.3f ms\n", bf);
+	printf("bare, killed by cgroup: kill to gone %6.3f ms   (no verified disposal takes less)\n",
+	       bench_median(bare_kill, ROUNDS));
 	printf("agent start on the host (HELLO)  %8.3f ms\n", a);
 	printf("cold acquire+exec true+dispose   %8.3f ms   %.2fx (bare + agent)   target <= 1.10x\n", c,
 	       c / (b + a));
@@ -321,6 +402,7 @@ int main(void)
 	msb_loader_free(loader);
 	msb_config_doc_free(doc);
 	msb_bwrap_argv_free(bare_argv);
+	msb_bwrap_argv_free(wait_argv);
 	free((void *)host);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;

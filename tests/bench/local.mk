@@ -41,7 +41,7 @@ tests_bench_ab_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 
 BENCHES += tests/bench/bench_bwrap
 tests_bench_bench_bwrap_SOURCES = tests/bench/bench_bwrap.c tests/bench/bench_cycle.h \
-	plugins/bwrap/bwrap_argv.c plugins/bwrap/bwrap_seccomp.c
+	plugins/bwrap/bwrap_argv.c plugins/bwrap/bwrap_seccomp.c plugins/bwrap/bwrap_config.c
 tests_bench_bench_bwrap_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/bwrap $(SECCOMP_CFLAGS)
 tests_bench_bench_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(SECCOMP_LIBS)
 EXTRA_tests_bench_bench_bwrap_DEPENDENCIES = plugins/bwrap/bwrap.la sdk/agent/msb-agent
