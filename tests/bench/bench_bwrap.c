@@ -100,24 +100,32 @@ static void bare_prepare(void)
 		die("argv", &err);
 }
 
+/* In a child: the bare run's files on bwrap's fd numbers (stdout on `out` unless -1), the
+ * sandbox's user, then bwrap with `argv`. */
+static _Noreturn void bare_exec(char **argv, int out)
+{
+	int high[3];
+	for (int i = 0; i < 3; i++)
+		high[i] = fcntl(bare_fds[i], F_DUPFD_CLOEXEC, 64);
+	for (int i = 0; i < 3; i++)
+		dup2(high[i], MSB_BWRAP_FD_SECCOMP + i);
+	lseek(MSB_BWRAP_FD_SECCOMP, 0, SEEK_SET);
+	if (out >= 0)
+		dup2(out, 1);
+	if (drop_uid >= 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+			      setresuid(65534, 65534, 65534)))
+		_exit(126);
+	char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
+	execve(argv[0], argv, envp);
+	_exit(127);
+}
+
 static double bare_once(bool to_nothing_left)
 {
 	double t = bench_now_ms();
 	pid_t p = fork();
-	if (p == 0) {
-		int high[3];
-		for (int i = 0; i < 3; i++)
-			high[i] = fcntl(bare_fds[i], F_DUPFD_CLOEXEC, 64);
-		for (int i = 0; i < 3; i++)
-			dup2(high[i], MSB_BWRAP_FD_SECCOMP + i);
-		lseek(MSB_BWRAP_FD_SECCOMP, 0, SEEK_SET);
-		if (drop_uid >= 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-				      setresuid(65534, 65534, 65534)))
-			_exit(126);
-		char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
-		execve(bare_argv[0], bare_argv, envp);
-		_exit(127);
-	}
+	if (p == 0)
+		bare_exec(bare_argv, -1);
 	int status;
 	waitpid(p, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -171,19 +179,7 @@ static double bare_kill_once(int round)
 	if (p == 0) {
 		if (join)
 			_exit(125);
-		int high[3];
-		for (int i = 0; i < 3; i++)
-			high[i] = fcntl(bare_fds[i], F_DUPFD_CLOEXEC, 64);
-		for (int i = 0; i < 3; i++)
-			dup2(high[i], MSB_BWRAP_FD_SECCOMP + i);
-		lseek(MSB_BWRAP_FD_SECCOMP, 0, SEEK_SET);
-		dup2(said[1], 1);
-		if (drop_uid >= 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-				      setresuid(65534, 65534, 65534)))
-			_exit(126);
-		char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
-		execve(wait_argv[0], wait_argv, envp);
-		_exit(127);
+		bare_exec(wait_argv, said[1]);
 	}
 	close(said[1]);
 	char byte;
