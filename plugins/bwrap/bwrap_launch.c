@@ -11,7 +11,10 @@
  * host's page tables (40 ms for a host with 1 GiB written, here): with three forks acquire
  * took 80.8 ms on such a host, now the same as on a small one (tests/bench/bench_bwrap with
  * MSB_BENCH_HOST_MIB). Every spawn blocks the signals, so no handler of the host's runs on
- * a borrowed stack; the keeper restores the defaults (its handler table is its own).
+ * a borrowed stack; the keeper restores the defaults (its handler table is its own). The
+ * three also run on msb's CPU until they exec (msb_spawn_pin_here, msb/spawn.h): each
+ * suspends its parent, and a halted vCPU woken for it cost a hypervisor round trip per hop
+ * (acquire -0.26 to -0.29 ms); each restores msb's CPU mask before its exec, or fails.
  *
  * A exits at once, so the keeper is nobody's child in msb's session: msb can exit (or be
  * killed) and the sandbox stays, addressable through the state directory. The keeper does
