@@ -26,7 +26,7 @@
 struct msb_cgroup_spare {
 	pthread_mutex_t lock;
 	msb_cgroup *cg;          /* made and limited, not yet taken; NULL when none */
-	unsigned long takes;     /* starts so far: the first two make none */
+	unsigned long takes;     /* starts so far: the first makes none, the second the first */
 	unsigned long made;      /* spares made, for their names */
 	pid_t owner;             /* the process that made it (a fork's copy leaves it alone) */
 	unsigned long long owner_start;
@@ -80,7 +80,7 @@ void msb_cgroup_spare_refill(msb_cgroup_spare *s)
 	pthread_mutex_lock(&s->lock);
 	/* One start is a one-shot `msb exec`; from the second on, more are likely to follow. */
 	bool wanted = !s->cg && s->takes >= 2 && s->owner == getpid();
-	unsigned long n = s->made++;
+	unsigned long n = wanted ? s->made++ : 0;
 	pthread_mutex_unlock(&s->lock);
 	if (!wanted)
 		return;
