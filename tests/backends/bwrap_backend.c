@@ -734,6 +734,52 @@ static void per_sandbox_ids(void **state)
 	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
 }
 
+/*
+ * Opening the backend sweeps the spares a dead host left under its cgroup parent (a pid
+ * gone, or a pid reused by a process that started later), and leaves a live host's.
+ */
+static void opening_sweeps_a_dead_hosts_spares(void **state)
+{
+	(void)state;
+	BWRAP_NEED_CGROUPS();
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		skip();
+	backend_fixture mine;
+	char dir[64] = "/tmp/msb-bwrap-test-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	memcpy(backend_fixture_made[backend_fixture_made_n++], dir, sizeof dir);
+	char parent[160], path[400];
+	snprintf(parent, sizeof parent, "/sys/fs/cgroup/memory/msb-test/%s", strrchr(dir, '/') + 1);
+	mkdir("/sys/fs/cgroup/memory/msb-test", 0755);
+	assert_int_equal(mkdir(parent, 0755), 0);
+	unsigned long long started = 0;
+	char stat[1024] = "";
+	FILE *f = fopen("/proc/self/stat", "re");
+	assert_non_null(f);
+	assert_non_null(fgets(stat, sizeof stat, f));
+	fclose(f);
+	assert_int_equal(sscanf(strrchr(stat, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+				"%*u %*u %*d %*d %*d %*d %*d %*d %llu", &started), 1);
+	char names[3][80];
+	snprintf(names[0], sizeof names[0], "spare-999999999-%llu-0", started); /* no such pid */
+	snprintf(names[1], sizeof names[1], "spare-%ld-%llu-0", (long)getpid(), started + 1);
+	snprintf(names[2], sizeof names[2], "spare-%ld-%llu-0", (long)getpid(), started); /* live */
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", parent, names[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(bwrap_fixture_open(&mine, dir, "", &err), MSB_OK);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", parent, names[i]);
+		assert_int_equal(access(path, F_OK) == 0, i == 2);
+	}
+	snprintf(path, sizeof path, "%s/%s", parent, names[2]);
+	assert_int_equal(rmdir(path), 0);
+	backend_fixture_close(&mine);
+	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
+}
+
 /* ---- disposal is truthful ---------------------------------------------------------- */
 
 /* Write "0" (the writer) into `procs`. */
@@ -1085,6 +1131,7 @@ int main(void)
 		cmocka_unit_test(no_host_descriptors_inside),
 		cmocka_unit_test(limits_are_in_force_when_acquire_returns),
 		cmocka_unit_test(starts_use_a_cgroup_made_ahead_and_pin_nothing),
+		cmocka_unit_test(opening_sweeps_a_dead_hosts_spares),
 		cmocka_unit_test(keeper_does_not_pin_host_memory),
 		cmocka_unit_test(fork_bomb_is_held),
 		cmocka_unit_test(memory_hog_is_killed),

@@ -161,12 +161,19 @@ static inline int bwrap_fixture_leaks(backend_fixture *fx)
 	return leaks;
 }
 
-/* What the sweep (backend_fixture_sweep) adds for bwrap: the fixture's cgroup parents. */
+/*
+ * What the sweep (backend_fixture_sweep) adds for bwrap: the fixture's cgroup parents, and
+ * first the spares in them (msb/cgroup.h) that a case which failed before closing its
+ * instance, or planted them, left; then the shared msb-test, if no other run is using it
+ * (rmdir takes only an empty cgroup).
+ */
 static inline void bwrap_fixture_sweep_parents(const char *state)
 {
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rmdir /sys/fs/cgroup/*/msb-test/%s /sys/fs/cgroup/msb-test/%s "
-		 "2>/dev/null; true", strrchr(state, '/') + 1, strrchr(state, '/') + 1);
+	const char *name = strrchr(state, '/') + 1;
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rmdir /sys/fs/cgroup/*/msb-test/%s/spare-* /sys/fs/cgroup/msb-test/%s/spare-* "
+		 "/sys/fs/cgroup/*/msb-test/%s /sys/fs/cgroup/msb-test/%s /sys/fs/cgroup/*/msb-test "
+		 "2>/dev/null; true", name, name, name, name);
 	if (system(cmd) != 0)
 		fprintf(stderr, "sweep: could not run rmdir\n");
 }
