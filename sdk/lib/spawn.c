@@ -50,14 +50,18 @@ void msb_spawn_signals_default(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+_Static_assert(sizeof(cpu_set_t) == sizeof ((msb_spawn_pin *)0)->was,
+	       "msb_spawn_pin.was holds a cpu_set_t");
+
 void msb_spawn_pin_here(msb_spawn_pin *pin)
 {
 	pin->pinned = false;
+	cpu_set_t was, one;
 	int cpu = sched_getcpu();
-	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof pin->was, &pin->was) != 0 ||
-	    CPU_COUNT(&pin->was) < 2 || !CPU_ISSET(cpu, &pin->was))
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof was, &was) != 0 ||
+	    CPU_COUNT(&was) < 2 || !CPU_ISSET(cpu, &was))
 		return;
-	cpu_set_t one;
+	memcpy(pin->was, &was, sizeof was);
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	pin->pinned = sched_setaffinity(0, sizeof one, &one) == 0;
@@ -65,11 +69,14 @@ void msb_spawn_pin_here(msb_spawn_pin *pin)
 
 int msb_spawn_pin_undo(const msb_spawn_pin *pin)
 {
-	if (!pin->pinned || sched_setaffinity(0, sizeof pin->was, &pin->was) == 0)
+	if (!pin->pinned)
+		return 0;
+	cpu_set_t was;
+	memcpy(&was, pin->was, sizeof was);
+	if (sched_setaffinity(0, sizeof was, &was) == 0)
 		return 0;
 	/* The saved mask no longer fits (the cpuset changed meanwhile): every CPU the kernel
 	 * still allows, rather than stay on one. */
-	cpu_set_t any;
-	memset(&any, 0xff, sizeof any);
-	return sched_setaffinity(0, sizeof any, &any);
+	memset(&was, 0xff, sizeof was);
+	return sched_setaffinity(0, sizeof was, &was);
 }

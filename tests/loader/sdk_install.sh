@@ -46,7 +46,19 @@ for f in "$tmp/dest$prefix/include/msb/backend.h" "$PKG_CONFIG_PATH/msb.pc"; do
 done
 
 cat >"$tmp/outoftree.c" <<'PLUGIN'
+/* Every SDK header, each compiled as a third party would: strict C17, no _GNU_SOURCE. */
+#include <msb/agent.h>
 #include <msb/backend.h>
+#include <msb/cgroup.h>
+#include <msb/confine.h>
+#include <msb/driver.h>
+#include <msb/error.h>
+#include <msb/image.h>
+#include <msb/node.h>
+#include <msb/spawn.h>
+#include <msb/types.h>
+#include <msb/unix_socket.h>
+#include <msb/vocab.h>
 
 static msb_errc oot_init(const msb_node *config, const msb_host *host,
 			 msb_backend_instance **self, msb_error *err)

@@ -13,7 +13,6 @@
 #ifndef MSB_SPAWN_H
 #define MSB_SPAWN_H
 
-#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -61,7 +60,8 @@ void msb_spawn_signals_default(void);
  * Async-signal-safe.
  */
 typedef struct msb_spawn_pin {
-	cpu_set_t was;
+	/* The mask to restore: a cpu_set_t, which only _GNU_SOURCE declares (musl's sched.h). */
+	unsigned long was[128 / sizeof(unsigned long)];
 	bool pinned;
 } msb_spawn_pin;
 void msb_spawn_pin_here(msb_spawn_pin *pin);
