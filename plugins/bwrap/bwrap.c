@@ -198,7 +198,12 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);
 }
 
-/* Append what is readable on `fd` now to `text` (capped), without blocking. */
+/* The greeting's meanwhile (see record_and_greet). */
+static void refill_spare(void *spare)
+{
+	msb_cgroup_spare_refill(spare);
+}
+
 /*
  * Greet the agent while bwrap builds the sandbox: the connection waits in the socket's queue
  * until the agent accepts it, so the answer comes the moment the agent serves. bwrap's
@@ -207,7 +212,8 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
  * a bwrap that failed at once is still reported in its own words, not as a pid that could
  * not be recorded because it was already gone.
  */
-static msb_errc record_and_greet(const msb_driver_box *box, start_state *s, pid_t pid, msb_error *err)
+static msb_errc record_and_greet(bwrap_ctx *ctx, const msb_driver_box *box, start_state *s, pid_t pid,
+				 msb_error *err)
 {
 	msb_error pid_err = MSB_ERROR_INIT;
 	msb_errc recorded = msb_driver_write_pid(box, pid, &pid_err);
@@ -217,8 +223,12 @@ static msb_errc record_and_greet(const msb_driver_box *box, start_state *s, pid_
 	char said[1024] = "";
 	bool died = false;
 	msb_error why = MSB_ERROR_INIT;
-	msb_errc rc = msb_agent_client_greet(box->socket_path, s->err_fd, box->config->start_timeout,
-					     said, sizeof said, &died, &s->client, &why);
+	/* bwrap builds the sandbox for ~5 ms: the next start's cgroup is made meanwhile, once
+	 * the greeting is queued, so however long that takes it never holds the answer back. */
+	msb_errc rc = msb_agent_client_greet_meanwhile(box->socket_path, s->err_fd,
+						       box->config->start_timeout, refill_spare,
+						       ctx->spare, said, sizeof said, &died, &s->client,
+						       &why);
 	said[strcspn(said, "\n")] = '\0';
 	if (rc == MSB_OK) {
 		if ((rc = recorded))
@@ -322,11 +332,8 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		memcpy(launch.fds, s.fds, sizeof launch.fds);
 		rc = launch_limited(&launch, limited ? NULL : s.cgroup, &pid, err);
 	}
-	/* bwrap builds the sandbox for ~5 ms: the next start's cgroup is made meanwhile. */
 	if (!rc)
-		msb_cgroup_spare_refill(ctx->spare);
-	if (!rc)
-		rc = record_and_greet(box, &s, pid, err);
+		rc = record_and_greet(ctx, box, &s, pid, err);
 	if (!rc && box->greeted) {
 		*box->greeted = s.client;
 		s.client = NULL;

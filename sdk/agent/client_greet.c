@@ -83,6 +83,15 @@ msb_errc msb_agent_client_greet_await(msb_agent_client *c, int death_fd, double 
 msb_errc msb_agent_client_greet(const char *socket_path, int death_fd, double timeout, char *said,
 				size_t cap, bool *died, msb_agent_client **out, msb_error *err)
 {
+	return msb_agent_client_greet_meanwhile(socket_path, death_fd, timeout, NULL, NULL, said, cap,
+						died, out, err);
+}
+
+msb_errc msb_agent_client_greet_meanwhile(const char *socket_path, int death_fd, double timeout,
+					  void (*meanwhile)(void *arg), void *arg, char *said,
+					  size_t cap, bool *died, msb_agent_client **out,
+					  msb_error *err)
+{
 	*died = false;
 	msb_agent_client *c = NULL;
 	msb_errc rc = msb_agent_client_greet_start(socket_path, timeout, &c, err);
@@ -97,6 +106,8 @@ msb_errc msb_agent_client_greet(const char *socket_path, int death_fd, double ti
 		}
 		return rc;
 	}
+	if (meanwhile)
+		meanwhile(arg);
 	rc = msb_agent_client_greet_await(c, death_fd, timeout, said, cap, died, err);
 	if (rc == MSB_OK)
 		*out = c;

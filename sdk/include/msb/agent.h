@@ -319,6 +319,15 @@ msb_errc msb_agent_client_greet_await(msb_agent_client *client, int death_fd, do
 msb_errc msb_agent_client_greet(const char *socket_path, int death_fd, double timeout, char *said,
 				size_t cap, bool *died, msb_agent_client **out, msb_error *err);
 /*
+ * msb_agent_client_greet, running meanwhile(arg) once HELLO is queued and before the wait
+ * (NULL: nothing): work a launcher does while its agent starts, which then cannot hold the
+ * greeting back however long it takes (bwrap makes the next sandbox's cgroup there).
+ */
+msb_errc msb_agent_client_greet_meanwhile(const char *socket_path, int death_fd, double timeout,
+					  void (*meanwhile)(void *arg), void *arg, char *said,
+					  size_t cap, bool *died, msb_agent_client **out,
+					  msb_error *err);
+/*
  * Talk over one stream (a connected socket, a pipe pair, a serial port): the client takes
  * ownership of the fds (rfd == wfd for a socket) and serialises requests with a mutex.
  */
