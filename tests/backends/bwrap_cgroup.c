@@ -249,6 +249,19 @@ static bool member_pid(const char *dir, long *pid)
 	return found;
 }
 
+/* Kill every member of cgroup `dir` and remove it; true when it is still there. */
+static bool end_cgroup_dir(const char *dir)
+{
+	if (access(dir, F_OK) != 0)
+		return false;
+	long pid;
+	for (int n = 0; n < 1000 && member_pid(dir, &pid); n++)
+		kill((pid_t)pid, SIGKILL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return rmdir(dir) != 0 && errno != ENOENT;
+}
+
 /* msb_cgroup_fork: the child is in every directory (v1 and the v2 kill handle alike) before
  * it runs anything of its own, and the parent is in none of them. */
 static void a_child_of_msb_cgroup_fork_is_born_in_every_directory(void **state)
@@ -717,33 +730,32 @@ int main(void)
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	/*
 	 * What a failed case left (an assertion ends a case before its destroy): every member
-	 * of the cases' cgroup killed, then its directories and the parent removed.
+	 * of the cases' cgroups killed, the spare cases' included, then their directories and
+	 * the parents removed.
 	 */
 	const char *roots[] = { "memory", "pids", "cpu", "freezer", "unified", "" };
 	for (int round = 0; round < 100; round++) {
 		bool left = false;
 		for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
-			char path[256];
+			char path[512];
 			snprintf(path, sizeof path, "/sys/fs/cgroup/%s/msb-test/%s", roots[i], name);
-			if (access(path, F_OK) != 0)
-				continue;
-			long pid;
-			for (int n = 0; n < 1000 && member_pid(path, &pid); n++)
-				kill((pid_t)pid, SIGKILL);
-			while (waitpid(-1, NULL, WNOHANG) > 0)
-				;
-			left = left || (rmdir(path) != 0 && errno != ENOENT);
+			left = end_cgroup_dir(path) || left;
+			snprintf(path, sizeof path, "/sys/fs/cgroup/%s/msb-test/%s-spare", roots[i], name);
+			DIR *d = opendir(path);
+			for (struct dirent *e; d && (e = readdir(d));) {
+				char spare[800];
+				snprintf(spare, sizeof spare, "%s/%s", path, e->d_name);
+				if (strncmp(e->d_name, "spare-", 6) == 0)
+					left = end_cgroup_dir(spare) || left;
+			}
+			if (d)
+				closedir(d);
+			left = end_cgroup_dir(path) || left;
 		}
 		if (!left)
 			break;
 		nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
 	}
-	/* What a failed spare case left: its spares (empty once the members above are gone). */
-	char sweep[400];
-	snprintf(sweep, sizeof sweep, "rmdir /sys/fs/cgroup/*/msb-test/%s-spare/spare-* "
-		 "/sys/fs/cgroup/*/msb-test/%s-spare 2>/dev/null; true", name, name);
-	if (system(sweep) != 0)
-		failed++;
 	for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
 		char path[256];
 		snprintf(path, sizeof path, "/sys/fs/cgroup/%s/msb-test", roots[i]);
