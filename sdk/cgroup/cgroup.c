@@ -249,6 +249,12 @@ msb_errc msb_cgroup_prepare(const char *parent, const char *name, const msb_cgro
 		return msb_error_set(err, MSB_E_VALUE,
 				     "cgroups: parent \"%s\" must be a relative path without \"..\"",
 				     parent ? parent : "");
+	/* Refused before any directory is made, whatever the hierarchies' own paths add. */
+	if (strlen(parent) + strlen(name) + 2 > MSB_CGROUP_PATH_MAX)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "cgroups: %s/%s is too long: a cgroup directory's path is at most "
+				     "%d bytes here",
+				     parent, name, MSB_CGROUP_PATH_MAX - 1);
 	msb_cgroup_mounts *mounts = calloc(1, sizeof *mounts);
 	msb_cgroup *cg = calloc(1, sizeof *cg);
 	msb_errc rc = (!mounts || !cg) ? msb_error_set(err, MSB_E_NOMEM, "cgroups: out of memory")

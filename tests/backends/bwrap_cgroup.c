@@ -395,6 +395,13 @@ static void save_and_load_round_trip_and_refuse_tampering(void **state)
 	assert_int_equal(msb_cgroup_load(file, &back, &err), MSB_E_VALUE);
 	assert_non_null(strstr(msb_error_message(&err), "not a cgroup directory"));
 	assert_null(back);
+	/* A path longer than a handle holds is refused too, not cut short. */
+	f = fopen(file, "w");
+	fprintf(f, "v1 /sys/fs/cgroup/pids/%0*d\n", MSB_CGROUP_PATH_MAX, 0);
+	fclose(f);
+	assert_int_equal(msb_cgroup_load(file, &back, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "not a cgroup directory"));
+	assert_null(back);
 	unlink(file);
 	msb_error_clear(&err);
 }
@@ -687,7 +694,17 @@ static void bad_names_are_refused(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "not one path component"));
 	assert_int_equal(msb_cgroup_create("/abs", "x", &lim, &cg, &err), MSB_E_VALUE);
 	assert_non_null(strstr(msb_error_message(&err), "relative path"));
+	/* A parent too long for a cgroup path (MSB_CGROUP_PATH_MAX): refused, nothing made. */
+	char parent[MSB_CGROUP_PATH_MAX + 8];
+	memset(parent, 'p', sizeof parent - 1);
+	parent[sizeof parent - 1] = '\0';
+	assert_int_equal(msb_cgroup_create(parent, "x", &lim, &cg, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "is too long"));
+	assert_non_null(strstr(msb_error_message(&err), "at most 1023 bytes"));
 	assert_null(cg);
+	char made[MSB_CGROUP_PATH_MAX + 64];
+	snprintf(made, sizeof made, "/sys/fs/cgroup/pids/%.16s", parent);
+	assert_int_equal(access(made, F_OK), -1);
 	msb_error_clear(&err);
 }
 
