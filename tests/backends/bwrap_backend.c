@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "bwrap_fixture.h"
+#include "../../sdk/lib/proc_stat.h"
 #include "backend_cases.h"
 #include "stand_in.h"
 
@@ -753,13 +754,8 @@ static void opening_sweeps_a_dead_hosts_spares(void **state)
 	mkdir("/sys/fs/cgroup/memory/msb-test", 0755);
 	assert_int_equal(mkdir(parent, 0755), 0);
 	unsigned long long started = 0;
-	char stat[1024] = "";
-	FILE *f = fopen("/proc/self/stat", "re");
-	assert_non_null(f);
-	assert_non_null(fgets(stat, sizeof stat, f));
-	fclose(f);
-	assert_int_equal(sscanf(strrchr(stat, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-				"%*u %*u %*d %*d %*d %*d %*d %*d %llu", &started), 1);
+	char run_state;
+	assert_true(msb_proc_start_time(getpid(), &started, &run_state));
 	char names[3][80];
 	snprintf(names[0], sizeof names[0], "spare-999999999-%llu-0", started); /* no such pid */
 	snprintf(names[1], sizeof names[1], "spare-%ld-%llu-0", (long)getpid(), started + 1);

@@ -49,7 +49,7 @@ void msb_spawn_signals_default(void);
  * Keep a chain of shared children on the caller's CPU until they exec. A child that
  * suspends its parent could run on the parent's CPU for free, but the kernel places a new
  * task on the idlest CPU, and on a virtual machine whose idle vCPUs halt, waking one costs
- * a trip through the hypervisor: 39-57 us here against 6-14 us on the same vCPU
+ * a trip through the hypervisor: 39-69 us here against 6-13 us on the same vCPU
  * (tests/bench/bench_wake). msb_spawn_pin_here narrows the calling thread's CPU mask
  * to the CPU it runs on; children spawned meanwhile inherit it, and each restores the
  * saved mask (msb_spawn_pin_undo) before it execs, so nothing the sandbox runs stays
