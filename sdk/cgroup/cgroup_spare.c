@@ -52,6 +52,24 @@ msb_errc msb_cgroup_spare_new(const char *parent, const msb_cgroup_limits *limit
 	return MSB_OK;
 }
 
+static void discard(msb_cgroup *cg)
+{
+	if (!cg)
+		return;
+	msb_cgroup_destroy(cg, 1.0, NULL);
+	msb_cgroup_free(cg);
+}
+
+/* Whether every directory of `cg` is still there: an empty cgroup is what tidying tools
+ * (and a careless script) remove, and a start launched into a missing one fails. */
+static bool all_there(const msb_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->len; i++)
+		if (access(cg->dirs[i].path, F_OK) != 0)
+			return false;
+	return true;
+}
+
 msb_cgroup *msb_cgroup_spare_take(msb_cgroup_spare *s)
 {
 	if (!s)
@@ -62,15 +80,11 @@ msb_cgroup *msb_cgroup_spare_take(msb_cgroup_spare *s)
 		s->cg = NULL;
 	s->takes++;
 	pthread_mutex_unlock(&s->lock);
+	if (cg && !all_there(cg)) {
+		discard(cg); /* what is left of it */
+		cg = NULL;
+	}
 	return cg;
-}
-
-static void discard(msb_cgroup *cg)
-{
-	if (!cg)
-		return;
-	msb_cgroup_destroy(cg, 1.0, NULL);
-	msb_cgroup_free(cg);
 }
 
 void msb_cgroup_spare_refill(msb_cgroup_spare *s)

@@ -131,7 +131,9 @@ void msb_cgroup_free(msb_cgroup *cg);
  *
  *   new      a holder for cgroups with these limits under `parent`; makes nothing yet
  *   take     the spare, now the caller's (destroy or free it as any), or NULL when there is
- *            none (the caller prepares its own); counts a start either way
+ *            none, or when its directories are no longer all there (an empty cgroup is
+ *            what cleanup tools remove; what is left is removed): the caller then prepares
+ *            its own. Counts a start either way
  *   refill   make the next spare if there is none and the instance has started two
  *            sandboxes; a failure is left for the next start to meet in line, and report
  *   free     remove the spare not taken, and free the holder (a forked child's copy
