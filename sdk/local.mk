@@ -10,6 +10,7 @@ sdk_libmsb_sdk_la_SOURCES = \
 	sdk/lib/node.c \
 	sdk/lib/image.c \
 	sdk/lib/spawn.c \
+	sdk/lib/netns.c \
 	sdk/lib/unix_socket.c \
 	sdk/lib/proc_stat.h \
 	sdk/lib/proc_stat.c
@@ -24,6 +25,7 @@ msbinclude_HEADERS += \
 	sdk/include/msb/backend.h \
 	sdk/include/msb/image.h \
 	sdk/include/msb/spawn.h \
+	sdk/include/msb/netns.h \
 	sdk/include/msb/unix_socket.h
 
 nodist_pkgconfig_DATA += sdk/msb.pc

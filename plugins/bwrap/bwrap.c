@@ -20,6 +20,7 @@
 #include <msb/backend.h>
 #include <msb/cgroup.h>
 #include <msb/driver.h>
+#include <msb/netns.h>
 
 #include "bwrap_argv.h"
 #include "bwrap_config.h"
@@ -30,6 +31,7 @@ typedef struct bwrap_ctx {
 	msb_bwrap_config cfg;
 	msb_buf bpf; /* the compiled seccomp filter, built once per instance */
 	msb_cgroup_spare *spare; /* the next sandbox's cgroup, made during this one's start */
+	msb_netns_spare *netns;  /* and its network namespace */
 } bwrap_ctx;
 
 static void ctx_free(void *p)
@@ -38,6 +40,7 @@ static void ctx_free(void *p)
 	if (!ctx)
 		return;
 	msb_cgroup_spare_free(ctx->spare);
+	msb_netns_spare_free(ctx->netns);
 	msb_bwrap_config_free(&ctx->cfg);
 	msb_buf_free(&ctx->bpf);
 	free(ctx);
@@ -127,6 +130,7 @@ typedef struct start_state {
 	char **agent_argv;
 	char **argv;
 	msb_cgroup *cgroup;
+	int netns_fd; /* the network namespace made ahead, if any: the launch joins it */
 } start_state;
 
 static void start_state_free(start_state *s)
@@ -142,6 +146,8 @@ static void start_state_free(start_state *s)
 	free(s->agent_argv);
 	msb_bwrap_argv_free(s->argv);
 	msb_cgroup_free(s->cgroup);
+	if (s->netns_fd >= 0)
+		close(s->netns_fd);
 }
 
 static msb_errc open_path(const char *path, int flags, int *fd, msb_error *err)
@@ -194,14 +200,18 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 		.agent_fd = MSB_BWRAP_FD_AGENT,
 		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
 		.tmp_size = ctx->cfg.tmp_size,
+		.netns_joined = s->netns_fd >= 0,
 	};
 	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);
 }
 
-/* The greeting's meanwhile (see record_and_greet). */
-static void refill_spare(void *spare)
+/* The greeting's meanwhile (see record_and_greet): the next start's cgroup and network
+ * namespace. */
+static void refill_spares(void *p)
 {
-	msb_cgroup_spare_refill(spare);
+	bwrap_ctx *ctx = p;
+	msb_cgroup_spare_refill(ctx->spare);
+	msb_netns_spare_refill(ctx->netns);
 }
 
 /*
@@ -223,11 +233,11 @@ static msb_errc record_and_greet(bwrap_ctx *ctx, const msb_driver_box *box, star
 	char said[1024] = "";
 	bool died = false;
 	msb_error why = MSB_ERROR_INIT;
-	/* bwrap builds the sandbox for ~5 ms: the next start's cgroup is made meanwhile, once
+	/* bwrap builds the sandbox for ~5 ms: the next start's spares are made meanwhile, once
 	 * the greeting is queued, so however long that takes it never holds the answer back. */
 	msb_errc rc = msb_agent_client_greet_meanwhile(box->socket_path, s->err_fd,
-						       box->config->start_timeout, refill_spare,
-						       ctx->spare, said, sizeof said, &died, &s->client,
+						       box->config->start_timeout, refill_spares,
+						       ctx, said, sizeof said, &died, &s->client,
 						       &why);
 	said[strcspn(said, "\n")] = '\0';
 	if (rc == MSB_OK) {
@@ -300,7 +310,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 	msb_errc rc = msb_images_resolve(&ctx->cfg.images, "bwrap", box->spec->image, &root, err);
 	if (rc)
 		return rc;
-	start_state s = { .fds = { -1, -1, -1 }, .log_fd = -1, .err_fd = -1 };
+	start_state s = { .fds = { -1, -1, -1 }, .log_fd = -1, .err_fd = -1, .netns_fd = -1 };
 	char cgfile[PATH_MAX];
 	path_in(cgfile, sizeof cgfile, box, "cgroup");
 	rc = clear_stale_cgroup(ctx, box, err);
@@ -310,8 +320,10 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = prepare_dirs(box, uid, gid, err);
 	if (!rc)
 		rc = open_files(ctx, box, &s, err);
-	if (!rc)
+	if (!rc) {
+		s.netns_fd = msb_netns_spare_take(ctx->netns);
 		rc = build_argv(ctx, box, root, &s, err);
+	}
 	bool limited = false;
 	if (!rc)
 		rc = take_cgroup(ctx, box, &s.cgroup, &limited, err);
@@ -325,6 +337,7 @@ static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 			.listen_path = box->socket_path,
 			.log_fd = s.log_fd,
 			.cgroup = s.cgroup,
+			.netns_fd = s.netns_fd,
 			.uid = uid,
 			.gid = gid,
 			.reaper = box->config->agent_path,
@@ -386,6 +399,8 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 		rc = msb_bwrap_seccomp_compile(&ctx->bpf, err);
 	if (!rc)
 		rc = msb_cgroup_spare_new(ctx->cfg.cgroup_parent, &ctx->cfg.limits, &ctx->spare, err);
+	if (!rc)
+		rc = msb_netns_spare_new(&ctx->netns, err);
 	/* Spares a host left when it died (msb/cgroup.h): nothing else would remove them. */
 	if (!rc)
 		msb_cgroup_spares_sweep(ctx->cfg.cgroup_parent);

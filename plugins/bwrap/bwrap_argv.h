@@ -5,6 +5,7 @@
 #ifndef MSB_BWRAP_ARGV_H
 #define MSB_BWRAP_ARGV_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <msb/error.h>
@@ -20,6 +21,8 @@ typedef struct msb_bwrap_layout {
 	int agent_fd;           /* O_PATH fd of the static agent, bound read-only */
 	int seccomp_fd;         /* the compiled filter */
 	uint64_t tmp_size;      /* 0: bwrap's default tmpfs size */
+	bool netns_joined;      /* the launch joins a network namespace made ahead (msb/netns.h):
+				 * bwrap keeps it rather than making its own */
 } msb_bwrap_layout;
 
 /*

@@ -45,6 +45,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -63,7 +64,8 @@ enum { REPORT_FD = MSB_BWRAP_FD_LISTEN + 1 };
 
 /* What the keeper and bwrap's child report through the close-on-exec pipe. */
 enum {
-	STEP_PID = 0, STEP_LISTEN, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC, STEP_REAPER
+	STEP_PID = 0, STEP_LISTEN, STEP_CGROUP, STEP_FDS, STEP_FORK, STEP_IDS, STEP_EXEC, STEP_REAPER,
+	STEP_NETNS
 };
 
 static const char *step_name(int32_t step)
@@ -76,6 +78,7 @@ static const char *step_name(int32_t step)
 	case STEP_IDS: return "dropping to the sandbox's user and group";
 	case STEP_EXEC: return "executing bwrap";
 	case STEP_REAPER: return "executing the keeper's reaper (the agent binary, as msb-agent --reap)";
+	case STEP_NETNS: return "joining the network namespace made ahead";
 	default: return "starting";
 	}
 }
@@ -247,7 +250,8 @@ static msb_errc read_reports(int fd, pid_t *pid, msb_error *err)
 	return MSB_OK;
 }
 
-/* A: the agent's socket, out of msb's session, and the keeper forked into the cgroup. */
+/* A: the agent's socket, out of msb's session and network namespace (when one was made
+ * ahead), and the keeper forked into the cgroup. */
 static int middle_child(void *arg)
 {
 	launch_args *a = arg;
@@ -256,6 +260,10 @@ static int middle_child(void *arg)
 	 * accepts it. A's umask is its own: it shares msb's memory, not its file-system context. */
 	if ((a->listen_fd = msb_unix_listen_owner_only(l->listen_path)) < 0) {
 		report(a->report_fd, STEP_LISTEN, errno);
+		_exit(1);
+	}
+	if (l->netns_fd >= 0 && setns(l->netns_fd, CLONE_NEWNET) != 0) {
+		report(a->report_fd, STEP_NETNS, errno);
 		_exit(1);
 	}
 	pid_t k = setsid() < 0		? -1

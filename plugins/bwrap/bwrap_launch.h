@@ -30,6 +30,9 @@ typedef struct msb_bwrap_launch {
 	const char *listen_path;
 	int log_fd;                       /* bwrap's stdout and stderr */
 	const msb_cgroup *cgroup;         /* bwrap is born inside it; may be NULL */
+	int netns_fd;                     /* a network namespace made ahead, joined before the
+					   * keeper is born (so bwrap's argv says --share-net);
+					   * -1: bwrap makes its own */
 	long uid, gid;                    /* dropped to before bwrap execs; -1: keep */
 	const char *reaper;               /* msb-agent, which the keeper execs as `--reap`; may be NULL */
 } msb_bwrap_launch;

@@ -15,13 +15,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,6 +27,7 @@
 
 #include <msb/backend.h>
 #include <msb/driver.h>
+#include <msb/netns.h>
 #include <msb/spawn.h>
 #include <msb/unix_socket.h>
 
@@ -73,23 +72,6 @@ static int enter_user_namespace(const char *uid_map, const char *gid_map)
 		return -1;
 	write_file("/proc/self/setgroups", "deny\n");
 	return write_file("/proc/self/gid_map", gid_map);
-}
-
-/* Loopback up: the sandbox may talk to itself, and to nothing else. */
-static int loopback_up(void)
-{
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	struct ifreq ifr = { 0 };
-	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-	int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
-	if (rc == 0) {
-		ifr.ifr_flags |= IFF_UP;
-		rc = ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-	close(s);
-	return rc;
 }
 
 /* The fds the agent starts with, besides 0 (/dev/null) and 1, 2 (its log). */
@@ -170,7 +152,8 @@ static int spawn_child(void *arg)
 		report(a->rep, "network/pid namespace", errno, 0);
 		_exit(1);
 	}
-	if (loopback_up() < 0) {
+	/* Loopback up: the sandbox may talk to itself, and to nothing else. */
+	if (msb_netns_loopback_up() < 0) {
 		report(a->rep, "loopback", errno, 0);
 		_exit(1);
 	}

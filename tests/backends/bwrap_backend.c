@@ -459,6 +459,63 @@ static void starts_use_a_cgroup_made_ahead_and_pin_nothing(void **state)
 	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
 }
 
+/* The inode of /proc/<pid>/ns/net ("self" for pid 0). */
+static unsigned long net_ns_of(long pid)
+{
+	char path[64];
+	if (pid)
+		snprintf(path, sizeof path, "/proc/%ld/ns/net", pid);
+	else
+		snprintf(path, sizeof path, "/proc/self/ns/net");
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return (unsigned long)st.st_ino;
+}
+
+/*
+ * From an instance's third start on, a sandbox's network namespace is one its previous
+ * start made ahead (msb/netns.h), which the launch joined before bwrap ran: the keeper
+ * shares it then, where before it stayed in the host's. Each is the sandbox's alone, holds
+ * only its loopback, up, and nothing is left after close.
+ */
+static void starts_use_a_network_namespace_made_ahead(void **state)
+{
+	(void)state;
+	backend_fixture mine;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(bwrap_fixture_open(&mine, NULL, "", &err), MSB_OK);
+	static const char *const threads[] = { "net-1", "net-2", "net-3", "net-4" };
+	unsigned long host = net_ns_of(0), seen[4];
+	for (int i = 0; i < 4; i++) {
+		msb_key k = backend_key(threads[i], NULL);
+		msb_sandbox_handle *h = NULL;
+		assert_int_equal(mine.ops->acquire(mine.self, &k, &spec, &h, &err), MSB_OK);
+		msb_exec_result r = backend_run(&mine, h, 10, 0,
+				"stat -L -c %%i /proc/self/ns/net; "
+				"tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
+				"python3 -c \"import socket; l = socket.socket(); l.bind(('127.0.0.1', 0)); "
+				"l.listen(); socket.create_connection(l.getsockname()); print('lo carries')\"");
+		assert_int_equal(r.exit_code, 0);
+		char *after = NULL;
+		seen[i] = strtoul(backend_out(&r), &after, 10);
+		assert_string_equal(after, "\nlo\nlo carries\n");
+		msb_exec_result_free(&r);
+		assert_true(seen[i] != host);
+		for (int j = 0; j < i; j++)
+			assert_true(seen[i] != seen[j]);
+		unsigned long keeper = net_ns_of(keeper_of(h));
+		if (i < 2)
+			assert_true(keeper == host);
+		else
+			assert_true(keeper == seen[i]);
+		mine.ops->release(h);
+	}
+	for (int i = 0; i < 4; i++)
+		backend_dispose(&mine, threads[i], NULL);
+	backend_fixture_close(&mine);
+	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
+}
+
 static void fork_bomb_is_held(void **state)
 {
 	(void)state;
@@ -1127,6 +1184,7 @@ int main(void)
 		cmocka_unit_test(no_host_descriptors_inside),
 		cmocka_unit_test(limits_are_in_force_when_acquire_returns),
 		cmocka_unit_test(starts_use_a_cgroup_made_ahead_and_pin_nothing),
+		cmocka_unit_test(starts_use_a_network_namespace_made_ahead),
 		cmocka_unit_test(opening_sweeps_a_dead_hosts_spares),
 		cmocka_unit_test(keeper_does_not_pin_host_memory),
 		cmocka_unit_test(fork_bomb_is_held),

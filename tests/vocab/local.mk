@@ -12,6 +12,12 @@ tests_vocab_test_spawn_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_vocab_test_spawn_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_vocab_test_spawn_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 
+check_PROGRAMS += tests/vocab/test_netns
+TESTS += tests/vocab/test_netns
+tests_vocab_test_netns_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_vocab_test_netns_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_vocab_test_netns_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+
 check_PROGRAMS += tests/vocab/test_unix_socket
 TESTS += tests/vocab/test_unix_socket
 tests_vocab_test_unix_socket_CPPFLAGS = $(TEST_CPPFLAGS)
