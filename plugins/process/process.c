@@ -33,7 +33,16 @@
 
 typedef struct process_ctx {
 	long uid, gid; /* -1: run as the host process's own user */
+	msb_netns_spare *netns; /* the next sandbox's network namespace, made during this start */
 } process_ctx;
+
+static void ctx_free(void *p)
+{
+	process_ctx *pc = p;
+	if (pc)
+		msb_netns_spare_free(pc->netns);
+	free(pc);
+}
 
 /* What the intermediate child tells the parent: the agent's pid, or where it failed. */
 typedef struct spawn_report {
@@ -113,6 +122,7 @@ typedef struct spawn_args {
 	char **argv;
 	int watch, rep;
 	int listen_fd;          /* made by the intermediate (its number) */
+	int netns_fd;           /* an empty network namespace made ahead (msb/netns.h), or -1 */
 	const char *listen_path, *log_path, *uid_map, *gid_map;
 	char *agent_stack;      /* the agent's stack while it shares memory, until exec (NULL: a
 				 * fork, see spawn) */
@@ -147,13 +157,18 @@ static int spawn_child(void *arg)
 		report(a->rep, "user namespace", errno, 0);
 		_exit(1);
 	}
-	/* The empty network namespace is what `egress: closed` means here. */
-	if (unshare(CLONE_NEWNET | CLONE_NEWPID) < 0) {
+	/* The empty network namespace is what `egress: closed` means here: the one made ahead,
+	 * its loopback up already, or a new one. */
+	if (a->netns_fd >= 0 && setns(a->netns_fd, CLONE_NEWNET) < 0) {
+		report(a->rep, "network namespace made ahead", errno, 0);
+		_exit(1);
+	}
+	if (unshare(CLONE_NEWPID | (a->netns_fd >= 0 ? 0 : CLONE_NEWNET)) < 0) {
 		report(a->rep, "network/pid namespace", errno, 0);
 		_exit(1);
 	}
 	/* Loopback up: the sandbox may talk to itself, and to nothing else. */
-	if (msb_netns_loopback_up() < 0) {
+	if (a->netns_fd < 0 && msb_netns_loopback_up() < 0) {
 		report(a->rep, "loopback", errno, 0);
 		_exit(1);
 	}
@@ -195,18 +210,26 @@ static void log_tail(const msb_driver_box *box, char *tail, size_t cap)
 		c[-1] = '\0';
 }
 
+/* The greeting's meanwhile (see greet). */
+static void refill_spare(void *spare)
+{
+	msb_netns_spare_refill(spare);
+}
+
 /*
  * Greet the agent on the socket the intermediate made, before the agent even runs (the
  * connection waits in the queue), and wait for the answer while watching `watch`, whose
  * other end only the agent's processes hold. On success the driver gets the client.
  */
-static msb_errc greet(const msb_driver_box *box, int watch, msb_error *err)
+static msb_errc greet(const process_ctx *pc, const msb_driver_box *box, int watch, msb_error *err)
 {
 	msb_agent_client *client = NULL;
 	bool died = false;
 	msb_error why = MSB_ERROR_INIT;
-	msb_errc rc = msb_agent_client_greet(box->socket_path, watch, box->config->start_timeout,
-					     NULL, 0, &died, &client, &why);
+	/* The next start's network namespace is made while this agent starts. */
+	msb_errc rc = msb_agent_client_greet_meanwhile(box->socket_path, watch,
+						       box->config->start_timeout, refill_spare,
+						       pc->netns, NULL, 0, &died, &client, &why);
 	if (rc == MSB_OK) {
 		if (box->greeted)
 			*box->greeted = client;
@@ -272,10 +295,13 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	snprintf(uid_map, sizeof uid_map, "0 %ld 1\n", (long)geteuid());
 	snprintf(gid_map, sizeof gid_map, "0 %ld 1\n", (long)getegid());
 	spawn_args args = { .argv = argv, .watch = watch[1], .rep = rep[1], .listen_fd = -1,
+			    .netns_fd = msb_netns_spare_take(pc->netns),
 			    .listen_path = box->socket_path, .log_path = log_path, .uid_map = uid_map,
 			    .gid_map = gid_map };
 	char *stacks;
 	pid_t mid = spawn(&args, &stacks);
+	if (args.netns_fd >= 0)
+		close(args.netns_fd);
 	close(watch[1]);
 	close(rep[1]);
 	spawn_report r = { .errnum = mid < 0 ? errno : 0 };
@@ -296,7 +322,7 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	}
 	rc = msb_driver_write_pid(box, r.agent, err);
 	if (rc == MSB_OK)
-		rc = greet(box, watch[0], err);
+		rc = greet(pc, box, watch[0], err);
 	close(watch[0]);
 	return rc;
 }
@@ -355,10 +381,15 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	}
 	pc->uid = uid == UINT64_MAX ? -1 : (long)uid;
 	pc->gid = gid == UINT64_MAX ? pc->uid : (long)gid;
+	pc->netns = NULL;
+	if (msb_netns_spare_new(&pc->netns, err) != MSB_OK) {
+		free(pc);
+		return MSB_E_NOMEM;
+	}
 	msb_boundary b = MSB_BOUNDARY_INIT;
 	b.name = "process";
 	b.ctx = pc;
-	b.ctx_free = free;
+	b.ctx_free = ctx_free;
 	b.start = process_start;
 	b.stop = process_stop;
 	b.pid_ends_all = true; /* the agent is its pid namespace's init */

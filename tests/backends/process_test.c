@@ -760,6 +760,84 @@ static void test_egress_closed(void **state)
 	close(l);
 }
 
+/* The inode of `pid`'s network namespace (0: this process). */
+static unsigned long net_ns_of(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/ns/net", pid ? (long)pid : (long)getpid());
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return (unsigned long)st.st_ino;
+}
+
+/* The network namespace this process holds a descriptor of (the plugin's spare), or 0;
+ * waits up to 2 s for the one a start's refill makes on a thread. */
+static unsigned long held_net_ns(void)
+{
+	for (int i = 0; i < 400; i++) {
+		DIR *d = opendir("/proc/self/fd");
+		unsigned long ino = 0;
+		for (struct dirent *e; d && (e = readdir(d));) {
+			char path[300], target[64];
+			snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+			ssize_t len = readlink(path, target, sizeof target - 1);
+			if (len > 0 && (target[len] = '\0', sscanf(target, "net:[%lu]", &ino) == 1))
+				break;
+		}
+		if (d)
+			closedir(d);
+		if (ino)
+			return ino;
+		sleep_ms(5);
+	}
+	return 0;
+}
+
+/*
+ * From an instance's third start on, a sandbox's network namespace is the one its previous
+ * start made ahead (msb/netns.h), which the host held until then; each is the sandbox's
+ * alone and holds a loopback that answers, and nothing else.
+ */
+static void test_network_namespace_made_ahead(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	static const char *const threads[] = { "ahead-1", "ahead-2", "ahead-3", "ahead-4" };
+	unsigned long host = net_ns_of(0), seen[4], spare = 0;
+	for (int i = 0; i < 4; i++) {
+		msb_key key = { "ahead", threads[i], "agent", "" };
+		msb_sandbox_handle *h = acquire(&f, &key);
+		seen[i] = net_ns_of(agent_pid(h));
+		assert_true(seen[i] != host);
+		for (int j = 0; j < i; j++)
+			assert_true(seen[i] != seen[j]);
+		if (i >= 2)
+			assert_true(seen[i] == spare);
+		spare = i >= 1 ? held_net_ns() : 0;
+		if (i >= 1)
+			assert_true(spare != 0 && spare != seen[i]);
+		/* Its loopback is up (refused, not unreachable), and only it is there. */
+		msb_exec_result r = run(&f, h, 10, (const char *const[]){ HELPER, "connect", "9", NULL });
+		assert_non_null(strstr((char *)r.err.data, "Connection refused"));
+		msb_exec_result_free(&r);
+		r = run(&f, h, 10, (const char *const[]){ "cat", "/proc/self/net/dev", NULL });
+		assert_non_null(strstr((char *)r.out.data, "lo:"));
+		assert_null(strchr(strstr((char *)r.out.data, "lo:") + 3, ':'));
+		msb_exec_result_free(&r);
+		f.ops->release(h);
+	}
+	for (int i = 0; i < 4; i++) {
+		msb_key key = { "ahead", threads[i], "agent", "" };
+		msb_disposal_failure fl = { 0 };
+		assert_false(dispose_key(&f, &key, &fl));
+	}
+	fixture_close(&f);
+	/* The spare not taken is closed with the instance. */
+	assert_int_equal(held_net_ns(), 0);
+}
+
 static void test_limits_hold(void **state)
 {
 	/* As root, RLIMIT_NPROC binds only once the sandbox runs as another uid. */
@@ -927,7 +1005,8 @@ static int group_teardown(void **state)
 		const char *scopes[][2] = { { "ops", "t" }, { "shared", "t" }, { "daemon", "t" },
 					    { "scope-x", "thread-1" }, { "scope-x", "thread-2" },
 					    { "pinned", "t" }, { "egress", "t" }, { "limits", "t" },
-					    { "threads", "t" }, { "restart", "t" } };
+					    { "threads", "t" }, { "restart", "t" }, { "ahead", "ahead-1" },
+					    { "ahead", "ahead-2" }, { "ahead", "ahead-3" }, { "ahead", "ahead-4" } };
 		for (size_t i = 0; i < sizeof scopes / sizeof scopes[0]; i++) {
 			msb_scope_purge purge = { 0 };
 			msb_backend_ops(b)->dispose_scope(msb_backend_instance_of(b), scopes[i][0],
@@ -958,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(test_dispose_reads_matching_names),
 		cmocka_unit_test(test_dispose_failure_is_reported),
 		cmocka_unit_test(test_egress_closed),
+		cmocka_unit_test(test_network_namespace_made_ahead),
 		cmocka_unit_test(test_limits_hold),
 		cmocka_unit_test(test_zz_nothing_left),
 	};

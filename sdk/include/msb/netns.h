@@ -43,13 +43,14 @@ msb_errc msb_netns_make(int *fd, msb_error *err);
  *
  *   new      a holder; makes nothing yet
  *   take     the spare's descriptor, now the caller's to close once its launch has joined
- *            it, or -1 when there is none (the engine then makes its own). Counts a start.
- *            A forked child's copy never hands out its parent's namespace: two sandboxes
- *            would share one
- *   refill   make the next spare if there is none and the instance has started two
- *            sandboxes (one start is a one-shot `msb exec`); once a make is refused (no
- *            privilege), never again
- *   free     close the spare not taken, and free the holder
+ *            it, or -1 when there is none (the engine then makes its own); one still being
+ *            made is waited for. Counts a start. A forked child's copy never hands out its
+ *            parent's namespace: two sandboxes would share one
+ *   refill   start making the next spare on a thread of its own, and return at once, if
+ *            there is none and the instance has started two sandboxes (one start is a
+ *            one-shot `msb exec`); once a make is refused (no privilege, no network
+ *            namespaces), never again
+ *   free     close the spare not taken (waiting for one being made), and free the holder
  */
 typedef struct msb_netns_spare msb_netns_spare;
 msb_errc msb_netns_spare_new(msb_netns_spare **out, msb_error *err);
