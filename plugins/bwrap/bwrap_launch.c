@@ -1,8 +1,8 @@
 /*
  * bwrap_launch.c — the process tree of one sandbox:
  *
- *   msb (short-lived) ─vfork─ A ─socket, setsid, vfork into the cgroup─ keeper ─vfork,
- *       drop ids, exec─ bwrap ─ init ─ agent
+ *   msb (short-lived) ─vfork─ A ─socket, network namespace made ahead (if any), setsid,
+ *       vfork into the cgroup─ keeper ─vfork, drop ids, exec─ bwrap ─ init ─ agent
  *
  * None of them copies the host: A, the keeper and bwrap's parent share msb's memory until
  * they exit or exec (msb_spawn_shared, msb/spawn.h; msb_cgroup_spawn_shared for the keeper,
@@ -45,8 +45,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
