@@ -469,8 +469,9 @@ int main(void)
 	free((void *)host);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-	char cmd[160];
-	snprintf(cmd, sizeof cmd, "rm -rf %s; rmdir /sys/fs/cgroup/*/msb-bench/%s /sys/fs/cgroup/*/msb-bench 2>/dev/null",
-		 state, strrchr(state, '/') + 1);
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -rf %s; rmdir /sys/fs/cgroup/*/msb-bench/%s "
+		 "/sys/fs/cgroup/*/msb-bench/%s-first /sys/fs/cgroup/*/msb-bench 2>/dev/null",
+		 state, strrchr(state, '/') + 1, strrchr(state, '/') + 1);
 	return system(cmd) == 0 ? 0 : 0;
 }
