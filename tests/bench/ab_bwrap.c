@@ -12,6 +12,9 @@
  * own copy of it: link the objects in plugins/bwrap/.libs with every object in the .libs
  * directories under sdk, `gcc -shared -Wl,-Bsymbolic … -lseccomp -lpthread -lm` (and A the
  * same way), or both sides share whichever libmsb-sdk loads first.
+ *
+ * MSB_AB_FIRST=1 compares instances' first starts instead: each cycle runs in an instance
+ * opened for it (the open and close untimed), so nothing was made ahead for it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,8 @@ typedef struct side {
 	const struct msb_backend_v27 *ops;
 	msb_backend_instance *self;
 	msb_backend *backend; /* closed at the end: a plugin may hold cgroups for its next start */
+	const msb_plugin *plugin;
+	msb_config_doc *doc;
 	double t[4][MAX_ROUNDS]; /* acquire, first exec, dispose, whole cycle */
 } side;
 
@@ -63,8 +68,12 @@ static void open_side(side *s, const char *plugin, const char *agent, const char
 	s->ops = msb_backend_ops(b);
 	s->self = msb_backend_instance_of(b);
 	s->backend = b;
+	s->plugin = p;
+	s->doc = doc;
 	/* The loader and document live as long as the process. */
 }
+
+static bool first_starts;
 
 static void cycle(side *s, int round)
 {
@@ -73,8 +82,15 @@ static void cycle(side *s, int round)
 	bench_cycle c;
 	const char *failed = NULL;
 	msb_error err = MSB_ERROR_INIT;
-	if (!bench_cold_cycle(s->ops, s->self, &spec, thread, &c, &failed, &err))
+	msb_backend *fresh = NULL;
+	if (first_starts &&
+	    msb_backend_open(s->plugin, msb_config_doc_root(s->doc), NULL, NULL, &fresh, &err))
+		die("open", &err);
+	const struct msb_backend_v27 *ops = fresh ? msb_backend_ops(fresh) : s->ops;
+	msb_backend_instance *self = fresh ? msb_backend_instance_of(fresh) : s->self;
+	if (!bench_cold_cycle(ops, self, &spec, thread, &c, &failed, &err))
 		die(failed, &err);
+	msb_backend_close(fresh);
 	if (round >= 0) {
 		s->t[0][round] = c.acquire;
 		s->t[1][round] = c.exec;
@@ -93,6 +109,7 @@ int main(int argc, char **argv)
 	if (rounds < 1 || rounds > MAX_ROUNDS)
 		die("ROUNDS must be 1..1000", NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	first_starts = getenv("MSB_AB_FIRST") && strcmp(getenv("MSB_AB_FIRST"), "0") != 0;
 	char state[] = "/dev/shm/msb-ab-XXXXXX";
 	if (!mkdtemp(state) || chmod(state, 0711))
 		die("state directory", NULL);
