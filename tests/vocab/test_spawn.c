@@ -2,16 +2,19 @@
  * test_spawn.c — msb_spawn_shared (msb/spawn.h): a child that shares the caller's memory
  * until it exits, the caller suspended until then, started with every signal blocked while
  * the caller's own mask comes back unchanged; a fork where sharing cannot be used (no
- * stack, or a sanitizer build), with the same outward behaviour; and
- * msb_spawn_signals_default.
+ * stack, or a sanitizer build), with the same outward behaviour; msb_spawn_signals_default;
+ * and the pin to the caller's CPU, undone even when the saved mask no longer fits.
  */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,6 +145,54 @@ static void signals_come_back_to_the_defaults(void **state)
 	assert_int_equal(exit_status(pid), 0);
 }
 
+static int allowed_cpus(void)
+{
+	cpu_set_t set;
+	assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+	return CPU_COUNT(&set);
+}
+
+/* Pinned to the CPU it runs on, then back to every CPU it had; a pin that did nothing
+ * (one CPU allowed) undoes nothing. */
+static void a_pin_narrows_to_this_cpu_and_undo_restores_the_mask(void **state)
+{
+	(void)state;
+	int before = allowed_cpus();
+	msb_spawn_pin pin;
+	msb_spawn_pin_here(&pin);
+	if (before < 2) {
+		printf("one CPU allowed here: the pin is a no-op, as documented\n");
+		assert_false(pin.pinned);
+	} else {
+		assert_true(pin.pinned);
+		assert_int_equal(allowed_cpus(), 1);
+	}
+	assert_int_equal(msb_spawn_pin_undo(&pin), 0);
+	assert_int_equal(allowed_cpus(), before);
+}
+
+/*
+ * A saved mask that no longer fits (the cpuset changed during the launch; here, a mask
+ * naming no CPU that exists) is replaced by every CPU the kernel allows: never left on one.
+ */
+static void undo_falls_back_to_every_cpu_when_the_saved_mask_no_longer_fits(void **state)
+{
+	(void)state;
+	int before = allowed_cpus();
+	msb_spawn_pin pin;
+	msb_spawn_pin_here(&pin);
+	if (!pin.pinned) {
+		printf("skipped: one CPU allowed here, nothing to pin\n");
+		skip();
+	}
+	cpu_set_t none;
+	CPU_ZERO(&none);
+	CPU_SET(CPU_SETSIZE - 1, &none); /* beyond any machine this runs on */
+	memcpy(pin.was, &none, sizeof none);
+	assert_int_equal(msb_spawn_pin_undo(&pin), 0);
+	assert_int_equal(allowed_cpus(), before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +201,8 @@ int main(void)
 		cmocka_unit_test(the_callers_mask_comes_back),
 		cmocka_unit_test(a_function_that_returns_sets_the_exit_status),
 		cmocka_unit_test(signals_come_back_to_the_defaults),
+		cmocka_unit_test(a_pin_narrows_to_this_cpu_and_undo_restores_the_mask),
+		cmocka_unit_test(undo_falls_back_to_every_cpu_when_the_saved_mask_no_longer_fits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
