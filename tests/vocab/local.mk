@@ -16,7 +16,7 @@ check_PROGRAMS += tests/vocab/test_netns
 TESTS += tests/vocab/test_netns
 tests_vocab_test_netns_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_vocab_test_netns_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-tests_vocab_test_netns_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_vocab_test_netns_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 
 check_PROGRAMS += tests/vocab/test_unix_socket
 TESTS += tests/vocab/test_unix_socket

@@ -2,7 +2,8 @@
  * test_netns.c — msb/netns.h against this machine's kernel: a namespace made is new, holds
  * only its loopback, up, and reaches nothing of the host's; the caller's own namespace never
  * changes; a process without the privilege is refused by name; and the spare is made from
- * an instance's second start on, handed out once, and never to a fork of its maker. Skips
+ * an instance's second start on, handed out once, never to a fork of its maker, nor twice to
+ * starts racing on threads (run again under ThreadSanitizer in CI). Skips
  * (77) where this process cannot make a network namespace (not root).
  */
 #include <arpa/inet.h>
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,6 +199,9 @@ static int threads(void)
 	return n;
 }
 
+/* This process's threads before any refill (a sanitizer runs threads of its own). */
+static int base_threads;
+
 /*
  * Until this process holds `want` namespace descriptors and the refill's thread is gone (it
  * makes one on a thread, which then leaves it in the holder): a fork while that thread held
@@ -205,7 +210,7 @@ static int threads(void)
 static bool netns_fds_reach(int want)
 {
 	for (int i = 0; i < 400; i++) {
-		if (netns_fds() == want && threads() == 1)
+		if (netns_fds() == want && threads() == base_threads)
 			return true;
 		usleep(5000);
 	}
@@ -216,6 +221,7 @@ static void the_spare_comes_from_the_second_start_once_and_only_to_its_maker(voi
 {
 	(void)state;
 	int before = netns_fds();
+	base_threads = threads();
 	msb_netns_spare *s = NULL;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(msb_netns_spare_new(&s, &err), MSB_OK);
@@ -268,6 +274,65 @@ static void the_spare_comes_from_the_second_start_once_and_only_to_its_maker(voi
 	msb_netns_spare_free(NULL);
 }
 
+/* Starts on several threads at once, each taking and refilling as a backend's start does. */
+enum { RACERS = 4, STARTS = 12 };
+
+typedef struct racer {
+	msb_netns_spare *s;
+	int fds[STARTS];
+} racer;
+
+static void *race_starts(void *arg)
+{
+	racer *r = arg;
+	for (int i = 0; i < STARTS; i++) {
+		r->fds[i] = msb_netns_spare_take(r->s);
+		msb_netns_spare_refill(r->s);
+	}
+	return NULL;
+}
+
+/* Concurrent starts never get one namespace twice, and the holder frees clean after them. */
+static void concurrent_starts_never_share_a_namespace(void **state)
+{
+	(void)state;
+	int before = netns_fds();
+	msb_netns_spare *s = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_netns_spare_new(&s, &err), MSB_OK);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(msb_netns_spare_take(s), -1);
+	msb_netns_spare_refill(s);
+	static racer racers[RACERS];
+	pthread_t t[RACERS];
+	for (int i = 0; i < RACERS; i++) {
+		racers[i].s = s;
+		assert_int_equal(pthread_create(&t[i], NULL, race_starts, &racers[i]), 0);
+	}
+	for (int i = 0; i < RACERS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	msb_netns_spare_free(s);
+	/* Every descriptor is held until here, so no namespace (nor its inode) was freed. */
+	ino_t seen[RACERS * STARTS];
+	int n = 0;
+	for (int i = 0; i < RACERS; i++)
+		for (int j = 0; j < STARTS; j++) {
+			int fd = racers[i].fds[j];
+			if (fd < 0)
+				continue;
+			seen[n] = ns_of(fd);
+			for (int k = 0; k < n; k++)
+				assert_true(seen[k] != seen[n]);
+			n++;
+		}
+	assert_true(n > 0);
+	for (int i = 0; i < RACERS; i++)
+		for (int j = 0; j < STARTS; j++)
+			if (racers[i].fds[j] >= 0)
+				close(racers[i].fds[j]);
+	assert_int_equal(netns_fds(), before);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -278,6 +343,7 @@ int main(void)
 		cmocka_unit_test(a_made_namespace_is_empty_and_leaves_the_caller_where_it_was),
 		cmocka_unit_test(an_unprivileged_make_is_refused_by_name),
 		cmocka_unit_test(the_spare_comes_from_the_second_start_once_and_only_to_its_maker),
+		cmocka_unit_test(concurrent_starts_never_share_a_namespace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
