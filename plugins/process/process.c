@@ -210,26 +210,18 @@ static void log_tail(const msb_driver_box *box, char *tail, size_t cap)
 		c[-1] = '\0';
 }
 
-/* The greeting's meanwhile (see greet). */
-static void refill_spare(void *spare)
-{
-	msb_netns_spare_refill(spare);
-}
-
 /*
  * Greet the agent on the socket the intermediate made, before the agent even runs (the
  * connection waits in the queue), and wait for the answer while watching `watch`, whose
  * other end only the agent's processes hold. On success the driver gets the client.
  */
-static msb_errc greet(const process_ctx *pc, const msb_driver_box *box, int watch, msb_error *err)
+static msb_errc greet(const msb_driver_box *box, int watch, msb_error *err)
 {
 	msb_agent_client *client = NULL;
 	bool died = false;
 	msb_error why = MSB_ERROR_INIT;
-	/* The next start's network namespace is made while this agent starts. */
-	msb_errc rc = msb_agent_client_greet_meanwhile(box->socket_path, watch,
-						       box->config->start_timeout, refill_spare,
-						       pc->netns, NULL, 0, &died, &client, &why);
+	msb_errc rc = msb_agent_client_greet(box->socket_path, watch, box->config->start_timeout,
+					     NULL, 0, &died, &client, &why);
 	if (rc == MSB_OK) {
 		if (box->greeted)
 			*box->greeted = client;
@@ -302,6 +294,8 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	pid_t mid = spawn(&args, &stacks);
 	if (args.netns_fd >= 0)
 		close(args.netns_fd);
+	/* The next start's, on a thread of its own while this agent starts (msb/netns.h). */
+	msb_netns_spare_refill(pc->netns);
 	close(watch[1]);
 	close(rep[1]);
 	spawn_report r = { .errnum = mid < 0 ? errno : 0 };
@@ -322,7 +316,7 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	}
 	rc = msb_driver_write_pid(box, r.agent, err);
 	if (rc == MSB_OK)
-		rc = greet(pc, box, watch[0], err);
+		rc = greet(box, watch[0], err);
 	close(watch[0]);
 	return rc;
 }
@@ -381,10 +375,9 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	}
 	pc->uid = uid == UINT64_MAX ? -1 : (long)uid;
 	pc->gid = gid == UINT64_MAX ? pc->uid : (long)gid;
-	pc->netns = NULL;
-	if (msb_netns_spare_new(&pc->netns, err) != MSB_OK) {
+	if ((rc = msb_netns_spare_new(&pc->netns, err)) != MSB_OK) {
 		free(pc);
-		return MSB_E_NOMEM;
+		return rc;
 	}
 	msb_boundary b = MSB_BOUNDARY_INIT;
 	b.name = "process";
