@@ -20,6 +20,7 @@
 #include "bwrap_fixture.h"
 #include "../../sdk/lib/proc_stat.h"
 #include "backend_cases.h"
+#include "netns_probe.h"
 #include "stand_in.h"
 
 static backend_fixture fx;
@@ -459,19 +460,6 @@ static void starts_use_a_cgroup_made_ahead_and_pin_nothing(void **state)
 	assert_int_equal(bwrap_fixture_leaks(&mine), 0);
 }
 
-/* The inode of /proc/<pid>/ns/net ("self" for pid 0). */
-static unsigned long net_ns_of(long pid)
-{
-	char path[64];
-	if (pid)
-		snprintf(path, sizeof path, "/proc/%ld/ns/net", pid);
-	else
-		snprintf(path, sizeof path, "/proc/self/ns/net");
-	struct stat st;
-	assert_int_equal(stat(path, &st), 0);
-	return (unsigned long)st.st_ino;
-}
-
 /*
  * From an instance's third start on, a sandbox's network namespace is one its previous
  * start made ahead (msb/netns.h), which the launch joined before bwrap ran: the keeper
@@ -489,7 +477,7 @@ static void starts_use_a_network_namespace_made_ahead(void **state)
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(bwrap_fixture_open(&mine, NULL, "", &err), MSB_OK);
 	static const char *const threads[] = { "net-1", "net-2", "net-3", "net-4" };
-	unsigned long host = net_ns_of(0), seen[4];
+	unsigned long host = netns_probe_of(0), seen[4];
 	for (int i = 0; i < 4; i++) {
 		msb_key k = backend_key(threads[i], NULL);
 		msb_sandbox_handle *h = NULL;
@@ -507,7 +495,7 @@ static void starts_use_a_network_namespace_made_ahead(void **state)
 		assert_true(seen[i] != host);
 		for (int j = 0; j < i; j++)
 			assert_true(seen[i] != seen[j]);
-		unsigned long keeper = net_ns_of(keeper_of(h));
+		unsigned long keeper = netns_probe_of(keeper_of(h));
 		if (i < 2)
 			assert_true(keeper == host);
 		else

@@ -31,6 +31,7 @@
 #include <msb/loader.h>
 
 #include "msb_test.h"
+#include "netns_probe.h"
 #include "stand_in.h"
 
 #define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
@@ -760,37 +761,18 @@ static void test_egress_closed(void **state)
 	close(l);
 }
 
-/* The inode of `pid`'s network namespace (0: this process). */
-static unsigned long net_ns_of(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%ld/ns/net", pid ? (long)pid : (long)getpid());
-	struct stat st;
-	assert_int_equal(stat(path, &st), 0);
-	return (unsigned long)st.st_ino;
-}
-
 /* The network namespace this process holds a descriptor of (the plugin's spare), or 0;
  * waits up to 2 s for the one a start's refill makes on a thread. */
 static unsigned long held_net_ns(void)
 {
+	unsigned long ino = 0;
 	for (int i = 0; i < 400; i++) {
-		DIR *d = opendir("/proc/self/fd");
-		unsigned long ino = 0;
-		for (struct dirent *e; d && (e = readdir(d));) {
-			char path[300], target[64];
-			snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-			ssize_t len = readlink(path, target, sizeof target - 1);
-			if (len > 0 && (target[len] = '\0', sscanf(target, "net:[%lu]", &ino) == 1))
-				break;
-		}
-		if (d)
-			closedir(d);
+		netns_probe_held(&ino);
 		if (ino)
-			return ino;
+			break;
 		sleep_ms(5);
 	}
-	return 0;
+	return ino;
 }
 
 /*
@@ -809,11 +791,11 @@ static void test_network_namespace_made_ahead(void **state)
 	fixture f;
 	fixture_open(&f, &c);
 	static const char *const threads[] = { "ahead-1", "ahead-2", "ahead-3", "ahead-4" };
-	unsigned long host = net_ns_of(0), seen[4], spare = 0;
+	unsigned long host = netns_probe_of(0), seen[4], spare = 0;
 	for (int i = 0; i < 4; i++) {
 		msb_key key = { "ahead", threads[i], "agent", "" };
 		msb_sandbox_handle *h = acquire(&f, &key);
-		seen[i] = net_ns_of(agent_pid(h));
+		seen[i] = netns_probe_of(agent_pid(h));
 		assert_true(seen[i] != host);
 		for (int j = 0; j < i; j++)
 			assert_true(seen[i] != seen[j]);

@@ -32,36 +32,13 @@
 #include <msb/netns.h>
 
 #include "msb_test.h"
+#include "netns_probe.h"
 
-static ino_t ns_of(int fd)
+static unsigned long ns_of(int fd)
 {
 	struct stat st;
 	assert_int_equal(fstat(fd, &st), 0);
-	return st.st_ino;
-}
-
-static ino_t own_ns(void)
-{
-	struct stat st;
-	assert_int_equal(stat("/proc/thread-self/ns/net", &st), 0);
-	return st.st_ino;
-}
-
-/* How many descriptors of this process refer to a network namespace. */
-static int netns_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	assert_non_null(d);
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		char path[300], target[64];
-		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-		ssize_t len = readlink(path, target, sizeof target - 1);
-		if (len > 0 && (target[len] = '\0', strncmp(target, "net:[", 5) == 0))
-			n++;
-	}
-	closedir(d);
-	return n;
+	return (unsigned long)st.st_ino;
 }
 
 /* A listener on the host's loopback; its port. */
@@ -128,13 +105,14 @@ static int check_inside(int fd, int host_port)
 static void a_made_namespace_is_empty_and_leaves_the_caller_where_it_was(void **state)
 {
 	(void)state;
-	ino_t mine = own_ns();
+	unsigned long mine = netns_probe_of(0);
+	assert_true(mine != 0);
 	int port, l = host_listener(&port);
 	int fd = -1, other = -1;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(msb_netns_make(&fd, &err), MSB_OK);
 	assert_int_equal(msb_netns_make(&other, &err), MSB_OK);
-	assert_int_equal(own_ns(), mine);
+	assert_int_equal(netns_probe_of(0), mine);
 	assert_true(ns_of(fd) != mine && ns_of(other) != mine && ns_of(fd) != ns_of(other));
 	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	pid_t pid = fork();
@@ -161,7 +139,7 @@ static void an_unprivileged_make_is_refused_by_name(void **state)
 	if (pid == 0) {
 		if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
 			_exit(20);
-		int before = netns_fds(), fd = 7;
+		int before = netns_probe_held(NULL), fd = 7;
 		msb_error err = MSB_ERROR_INIT;
 		if (msb_netns_make(&fd, &err) != MSB_E_OS || errno != EPERM || fd != -1)
 			_exit(21);
@@ -180,7 +158,7 @@ static void an_unprivileged_make_is_refused_by_name(void **state)
 		}
 		msb_netns_spare_free(s);
 		msb_error_clear(&err);
-		_exit(netns_fds() == before ? 0 : 25);
+		_exit(netns_probe_held(NULL) == before ? 0 : 25);
 	}
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -210,7 +188,7 @@ static int base_threads;
 static bool netns_fds_reach(int want)
 {
 	for (int i = 0; i < 400; i++) {
-		if (netns_fds() == want && threads() == base_threads)
+		if (netns_probe_held(NULL) == want && threads() == base_threads)
 			return true;
 		usleep(5000);
 	}
@@ -220,7 +198,7 @@ static bool netns_fds_reach(int want)
 static void the_spare_comes_from_the_second_start_once_and_only_to_its_maker(void **state)
 {
 	(void)state;
-	int before = netns_fds();
+	int before = netns_probe_held(NULL);
 	base_threads = threads();
 	msb_netns_spare *s = NULL;
 	msb_error err = MSB_ERROR_INIT;
@@ -234,8 +212,8 @@ static void the_spare_comes_from_the_second_start_once_and_only_to_its_maker(voi
 	msb_netns_spare_refill(s);
 	int fd = msb_netns_spare_take(s);
 	assert_true(fd >= 0);
-	assert_int_equal(netns_fds(), before + 1);
-	assert_true(ns_of(fd) != own_ns());
+	assert_int_equal(netns_probe_held(NULL), before + 1);
+	assert_true(ns_of(fd) != netns_probe_of(0));
 	assert_int_equal(msb_netns_spare_take(s), -1);
 	/* A fork's copy of the holder hands out nothing: two sandboxes would share it. */
 	msb_netns_spare_refill(s);
@@ -260,14 +238,14 @@ static void the_spare_comes_from_the_second_start_once_and_only_to_its_maker(voi
 	msb_netns_spare_refill(s);
 	assert_true(netns_fds_reach(before + 1));
 	msb_netns_spare_free(s);
-	assert_int_equal(netns_fds(), before);
+	assert_int_equal(netns_probe_held(NULL), before);
 	s = NULL;
 	assert_int_equal(msb_netns_spare_new(&s, &err), MSB_OK);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(msb_netns_spare_take(s), -1);
 	msb_netns_spare_refill(s);
 	msb_netns_spare_free(s);
-	assert_int_equal(netns_fds(), before);
+	assert_int_equal(netns_probe_held(NULL), before);
 	/* Nothing to take from no holder. */
 	assert_int_equal(msb_netns_spare_take(NULL), -1);
 	msb_netns_spare_refill(NULL);
@@ -296,7 +274,7 @@ static void *race_starts(void *arg)
 static void concurrent_starts_never_share_a_namespace(void **state)
 {
 	(void)state;
-	int before = netns_fds();
+	int before = netns_probe_held(NULL);
 	msb_netns_spare *s = NULL;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(msb_netns_spare_new(&s, &err), MSB_OK);
@@ -313,7 +291,7 @@ static void concurrent_starts_never_share_a_namespace(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 	msb_netns_spare_free(s);
 	/* Every descriptor is held until here, so no namespace (nor its inode) was freed. */
-	ino_t seen[RACERS * STARTS];
+	unsigned long seen[RACERS * STARTS];
 	int n = 0;
 	for (int i = 0; i < RACERS; i++)
 		for (int j = 0; j < STARTS; j++) {
@@ -330,7 +308,7 @@ static void concurrent_starts_never_share_a_namespace(void **state)
 		for (int j = 0; j < STARTS; j++)
 			if (racers[i].fds[j] >= 0)
 				close(racers[i].fds[j]);
-	assert_int_equal(netns_fds(), before);
+	assert_int_equal(netns_probe_held(NULL), before);
 }
 
 int main(void)
