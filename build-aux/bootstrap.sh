@@ -13,9 +13,16 @@ cd "$top"
 # (it starts 0.2 ms sooner than with glibc: configure.ac); the engines (bubblewrap, gVisor's
 # runsc, QEMU, with cpio and kmod to build its initramfs); and what the tests and the demo
 # use (ip, python3 for stand-in agents, ps, util-linux's tools, and ca-certificates for apt's downloads).
+# Jansson (JSON), libarchive (image layers), libcrypto (digests) and libcurl (the Docker Engine
+# API over its unix socket) are the format libraries: configure.ac says why each.
+# docker.io and podman are the engines of the docker backend; debootstrap builds the default
+# python image, erofs-utils and e2fsprogs turn an image into the microVM's block device, and
+# passt's pasta forwards a port into a network namespace.
 packages="
   build-essential autoconf automake libtool pkg-config musl-tools
   libyaml-dev libcmocka-dev libffi-dev libseccomp-dev libunistring-dev
+  libjansson-dev libarchive-dev libssl-dev libcurl4-openssl-dev
+  docker.io podman debootstrap erofs-utils e2fsprogs passt
   bubblewrap runsc qemu-system-x86 cpio kmod
   iproute2 python3 procps psmisc util-linux ca-certificates
 "
