@@ -2,8 +2,8 @@
 # sdk/; plugins never see it. Each part keeps its own rules file.
 lib_LTLIBRARIES += core/libmsb.la
 core_libmsb_la_SOURCES = core/lib/version.c
-core_libmsb_la_LIBADD = sdk/libmsb-sdk.la $(YAML_LIBS) $(UNISTRING_LIBS) $(FFI_LIBS) $(PTHREAD_LIBS) $(LIBS)
-core_libmsb_la_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(FFI_CFLAGS)
+core_libmsb_la_LIBADD = sdk/libmsb-sdk.la $(YAML_LIBS) $(CRYPTO_LIBS) $(JANSSON_LIBS) $(UNISTRING_LIBS) $(FFI_LIBS) $(PTHREAD_LIBS) $(LIBS)
+core_libmsb_la_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(FFI_CFLAGS) $(CRYPTO_CFLAGS) $(JANSSON_CFLAGS)
 core_libmsb_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
 nodist_pkgconfig_DATA += core/msb-host.pc
 EXTRA_DIST += core/msb-host.pc.in

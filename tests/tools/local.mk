@@ -18,3 +18,8 @@ tests_tools_test_host_tool_exec_SOURCES = tests/tools/test_host_tool_exec.c
 tests_tools_test_host_tool_exec_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_tools_test_host_tool_exec_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 EXTRA_tests_tools_test_host_tool_exec_DEPENDENCIES = sdk/agent/msb-agent plugins/process/process.la
+# The file store, the file-store sink and the read-only store tools.
+TOOLS_TESTS += tests/tools/test_store
+tests_tools_test_store_SOURCES = tests/tools/test_store.c
+tests_tools_test_store_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_tools_test_store_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
