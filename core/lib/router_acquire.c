@@ -340,6 +340,7 @@ static msb_errc sandbox_wrap(struct router_slot *slot, const msb_key *key, const
 		.capabilities_asked = spec->requires,
 		.capabilities_declared = b->decl.capabilities,
 		.call = call ? copies[4] : NULL,
+		.host_tools = no_hosts,
 	};
 	s->slot = slot;
 	*out = s;

@@ -12,3 +12,6 @@ core_libmsb_la_SOURCES += \
 	core/lib/host_tool_args.c \
 	core/lib/host_tool_run.c
 core_libmsb_la_SOURCES += core/lib/host_tool_exec.c
+# The effective-state record: one entry per tool, to persist beside a transcript.
+core_libmsb_la_SOURCES += core/lib/tool_items.c core/lib/effective_states.c
+msbinclude_HEADERS += core/include/msb/effective_state.h

@@ -83,15 +83,13 @@ static const char *refusal_sentence(msb_errc rc)
 	}
 }
 
-static msb_errc answer_refusal(msb_tool_answer *answer, msb_errc why, const char *sentence,
-			       msb_error *err)
+static msb_errc answer_refusal(msb_buf *text, msb_errc why, const char *sentence, msb_error *err)
 {
-	answer->refusal = why;
-	answer->text.len = 0;
+	text->len = 0;
 	char line[512];
 	snprintf(line, sizeof line, "Error: %s (%s) — degrading to T0 (LLM self-check only)", sentence,
 		 msb_errc_name(why));
-	return msb_buf_append(&answer->text, line, strlen(line), err);
+	return msb_buf_append(text, line, strlen(line), err);
 }
 
 static void tool_call_ended(const msb_tool_session *s, const char *call_id, const touched_key *t,
@@ -122,18 +120,29 @@ static char *call_path_new(const char *work_dir, const char *call_id)
 	return path;
 }
 
-msb_errc msb_tool_session_call(msb_tool_session *s, msb_tool_body body, void *ctx,
-			       msb_tool_answer *answer, msb_error *err)
+/* The posture that held, handed to the host before the body runs: a refused call never gets here. */
+static void tell_effective_state(const msb_tool_session *s, const msb_sandbox *sandbox,
+				 const char *call_id)
 {
-	answer->refusal = MSB_OK;
-	answer->call[0] = '\0';
-	if (!body)
-		return msb_error_set(err, MSB_E_VALUE, "tool '%s': no body to run", s->name);
+	if (!s->on_effective_state)
+		return;
+	msb_effective_state state = *msb_sandbox_effective_state(sandbox);
+	state.call = call_id;
+	state.host_tools = (const char *const *)s->host_tool_names;
+	s->on_effective_state(s->on_effective_state_ctx, s->name, &state);
+}
+
+msb_errc tool_run(msb_tool_session *s, const tool_invoke *inv, char *call, msb_errc *refusal,
+		  msb_error *err)
+{
+	*refusal = MSB_OK;
+	call[0] = '\0';
 	char call_id[MSB_TOOL_CALL_ID_LEN + 1];
 	msb_errc rc = call_id_new(call_id, err);
 	if (rc)
 		return rc;
-	memcpy(answer->call, call_id, sizeof call_id);
+	memcpy(call, call_id, sizeof call_id);
+	msb_buf *text = inv->refusal_text;
 
 	touched_key touched = { 0 };
 	msb_sandbox *sandbox = NULL;
@@ -145,13 +154,13 @@ msb_errc msb_tool_session_call(msb_tool_session *s, msb_tool_body body, void *ct
 	msb_key key;
 	if ((rc = msb_caller_key(s->caller, call_id, &key, &local))) {
 		tool_log(s, "no key for call %s: %s", call_id, msb_error_message(&local));
-		answer->refusal = rc;
-		answer->text.len = 0;
+		*refusal = rc;
+		text->len = 0;
 		char line[256];
 		snprintf(line, sizeof line,
 			 "Error: no active thread context — %s must be called from within a thread",
 			 s->name);
-		failed = msb_buf_append(&answer->text, line, strlen(line), err);
+		failed = msb_buf_append(text, line, strlen(line), err);
 		goto ended;
 	}
 	/* The key this call addresses: at call scope the call id names the sandbox. */
@@ -165,14 +174,16 @@ msb_errc msb_tool_session_call(msb_tool_session *s, msb_tool_body body, void *ct
 	if ((rc = msb_router_acquire(s->router, &key, &s->spec, &sandbox, &local))) {
 		tool_log(s, "call %s: sandbox refused (%s): %s", call_id, msb_errc_name(rc),
 			 msb_error_message(&local));
-		failed = answer_refusal(answer, rc, refusal_sentence(rc), err);
+		*refusal = rc;
+		failed = answer_refusal(text, rc, refusal_sentence(rc), err);
 		goto ended;
 	}
+	tell_effective_state(s, sandbox, call_id);
 	if (!(path = call_path_new(s->spec.work_dir, call_id))) {
 		failed = msb_error_set(err, MSB_E_NOMEM, "out of memory");
 		goto cleanup;
 	}
-	failed = body(ctx, sandbox, path, call_id, &answer->text, &local);
+	failed = inv->run(inv->ctx, sandbox, path, call_id, &local);
 	if (failed) {
 		if (local.code == MSB_OK)
 			msb_error_set(&local, failed, "tool '%s': the body failed and said nothing more",
@@ -193,6 +204,33 @@ ended:
 	free(path);
 	msb_error_clear(&local);
 	return failed;
+}
+
+/* ---- a plain answer: one string, the call's label ---------------------------------- */
+
+typedef struct plain_call {
+	msb_tool_body body;
+	void *ctx;
+	msb_buf *answer;
+} plain_call;
+
+static msb_errc plain_run(void *ctx, msb_sandbox *sandbox, const char *call_path,
+			  const char *call_id, msb_error *err)
+{
+	plain_call *p = ctx;
+	return p->body(p->ctx, sandbox, call_path, call_id, p->answer, err);
+}
+
+msb_errc msb_tool_session_call(msb_tool_session *s, msb_tool_body body, void *ctx,
+			       msb_tool_answer *answer, msb_error *err)
+{
+	answer->refusal = MSB_OK;
+	answer->call[0] = '\0';
+	if (!body)
+		return msb_error_set(err, MSB_E_VALUE, "tool '%s': no body to run", s->name);
+	plain_call p = { body, ctx, &answer->text };
+	const tool_invoke inv = { plain_run, &p, &answer->text };
+	return tool_run(s, &inv, answer->call, &answer->refusal, err);
 }
 
 void msb_tool_answer_free(msb_tool_answer *answer)

@@ -91,6 +91,69 @@ static msb_errc check_options(const msb_tool_options *o, const msb_spec *spec, m
 	return check_outputs(o, spec, err);
 }
 
+/* Whether a host's options struct is large enough to hold `field` (it may predate it). */
+#define OPTION_GIVEN(o, field) \
+	((o)->struct_size >= offsetof(msb_tool_options, field) + sizeof (o)->field)
+
+/*
+ * The options after output_sink: the call's label, the host's confidentiality order, the
+ * effective-state callback and the host-tool registry. Each is read only when the host's
+ * struct holds it.
+ */
+static msb_errc take_later_options(msb_tool_session *s, const msb_tool_options *o, msb_error *err)
+{
+	s->call_label.integrity = MSB_INTEGRITY_UNTRUSTED;
+	if (OPTION_GIVEN(o, call_label)) {
+		if (o->call_label.integrity == MSB_INTEGRITY_TRUSTED)
+			s->call_label.integrity = MSB_INTEGRITY_TRUSTED;
+		else if (o->call_label.integrity != MSB_INTEGRITY_UNSET &&
+			 o->call_label.integrity != MSB_INTEGRITY_UNTRUSTED)
+			return msb_error_set(err, MSB_E_VALUE, "tool '%s': call_label's integrity %d "
+					     "is not an msb_integrity", o->name,
+					     (int)o->call_label.integrity);
+		if (o->call_label.confidentiality &&
+		    !(s->call_confidentiality = strdup(o->call_label.confidentiality)))
+			return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+		s->call_label.confidentiality = s->call_confidentiality;
+	}
+	if (OPTION_GIVEN(o, confidentiality_ctx)) {
+		s->confidentiality_rank = o->confidentiality_rank;
+		s->confidentiality_ctx = o->confidentiality_ctx;
+	}
+	if (s->confidentiality_rank && s->call_confidentiality &&
+	    s->confidentiality_rank(s->confidentiality_ctx, s->call_confidentiality) < 0)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool '%s': the call's own confidentiality '%.64s' is not a word "
+				     "the host's confidentiality_rank knows",
+				     o->name, s->call_confidentiality);
+	if (OPTION_GIVEN(o, on_effective_state_ctx)) {
+		s->on_effective_state = o->on_effective_state;
+		s->on_effective_state_ctx = o->on_effective_state_ctx;
+	}
+	msb_host_tools *reg = OPTION_GIVEN(o, host_tools) ? o->host_tools : NULL;
+	if (reg && !msb_host_tools_sealed(reg))
+		return msb_error_set(err, MSB_E_VALUE,
+				     "tool '%s': its host-tool registry is not sealed; seal it with "
+				     "msb_host_tools_aggregate_seal first, so the surface the host "
+				     "classified is the surface served and recorded",
+				     o->name);
+	size_t n = reg ? msb_host_tools_count(reg) : 0;
+	if (!(s->host_tool_names = calloc(n + 1, sizeof *s->host_tool_names)))
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (!(s->host_tool_names[i] = strdup(msb_host_tools_name_at(reg, i))))
+			return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	return MSB_OK;
+}
+
+static void free_later_options(msb_tool_session *s)
+{
+	for (size_t i = 0; s->host_tool_names && s->host_tool_names[i]; i++)
+		free(s->host_tool_names[i]);
+	free(s->host_tool_names);
+	free(s->call_confidentiality);
+}
+
 msb_errc msb_tool_session_new(msb_router *router, const msb_caller_context *caller,
 			      const msb_spec *spec, const msb_tool_options *options,
 			      msb_tool_session **out, msb_error *err)
@@ -129,6 +192,10 @@ msb_errc msb_tool_session_new(msb_router *router, const msb_caller_context *call
 	s->log = options->log;
 	s->log_ctx = options->log_ctx;
 	s->output_sink = options->output_sink;
+	if ((rc = take_later_options(s, options, err))) {
+		msb_tool_session_free(s);
+		return rc;
+	}
 	*out = s;
 	return MSB_OK;
 }
@@ -137,6 +204,7 @@ void msb_tool_session_free(msb_tool_session *s)
 {
 	if (!s)
 		return;
+	free_later_options(s);
 	free(s->spec_storage);
 	free(s->name);
 	free(s);

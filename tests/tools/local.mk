@@ -23,3 +23,10 @@ TOOLS_TESTS += tests/tools/test_store
 tests_tools_test_store_SOURCES = tests/tools/test_store.c
 tests_tools_test_store_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_tools_test_store_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+# An itemised tool answer and its labels, and the effective-state record (inprocess fake).
+TOOLS_TESTS += tests/tools/test_tool_labels
+tests_tools_test_tool_labels_SOURCES = tests/tools/test_tool_labels.c $(ROUTER_TEST_FIXTURE)
+tests_tools_test_tool_labels_CPPFLAGS = $(TEST_CPPFLAGS) $(JANSSON_CFLAGS) -I$(top_srcdir)/plugins/inprocess \
+	-I$(top_srcdir)/tests/router
+tests_tools_test_tool_labels_LDADD = $(TOOLS_TEST_LDADD) $(JANSSON_LIBS)
+EXTRA_tests_tools_test_tool_labels_DEPENDENCIES = plugins/inprocess/inprocess.la

@@ -163,6 +163,9 @@ typedef struct msb_effective_state {
 	msb_set capabilities_asked;      /* the spec's requires */
 	msb_set capabilities_declared;   /* the backend's */
 	const char *call;                /* the call the acquire was made under; NULL outside one */
+	/* Every tool the sealed host-tool registry was carrying (NULL-terminated; never NULL).
+	 * The router knows no registry and leaves it empty; a tool session fills it. */
+	const char *const *host_tools;
 } msb_effective_state;
 
 #ifdef __cplusplus

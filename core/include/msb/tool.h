@@ -31,6 +31,8 @@
 #include <stdint.h>
 
 #include <msb/error.h>
+#include <msb/host_tools.h>
+#include <msb/observer.h>
 #include <msb/outputs.h>
 #include <msb/router.h>
 #include <msb/sandbox.h>
@@ -61,7 +63,27 @@ typedef struct msb_reclaim_failure {
 } msb_reclaim_failure;
 
 /*
- * A session's configuration. Callers allocate it: start from MSB_TOOL_OPTIONS_INIT.
+ * A label on what the model reads (the seed's SourceIntegrity, and the host's own
+ * confidentiality vocabulary, carried verbatim and never interpreted by msb).
+ */
+typedef enum msb_integrity {
+	MSB_INTEGRITY_UNSET = 0,  /* no label stated */
+	MSB_INTEGRITY_TRUSTED,    /* value AND presence independent of everything the call touched */
+	MSB_INTEGRITY_UNTRUSTED,  /* what the call produced, or anything derived from it */
+} msb_integrity;
+
+/* "trusted", "untrusted"; NULL for UNSET or outside the enum. */
+const char *msb_integrity_name(msb_integrity integrity);
+
+typedef struct msb_label {
+	msb_integrity integrity;
+	const char *confidentiality; /* the host's word, opaque; NULL: none stated */
+} msb_label;
+
+/*
+ * A session's configuration. Callers allocate it: start from MSB_TOOL_OPTIONS_INIT. Fields
+ * after output_sink are read only when struct_size covers them, so a host built against an
+ * older header keeps its behaviour.
  */
 typedef struct msb_tool_options {
 	uint32_t struct_size;
@@ -78,10 +100,35 @@ typedef struct msb_tool_options {
 	/* Where this workload's landing artifacts go (borrowed); the body hands it to
 	 * msb_collect_outputs. Required when the spec lands anything. */
 	msb_output_sink *output_sink;
+	/*
+	 * The call's own label: what the model reads of a plain answer, and what every
+	 * unlabelled item of an itemised answer carries. An UNSET integrity reads as untrusted:
+	 * a call ran guest code, so what it produced is the guest's.
+	 */
+	msb_label call_label;
+	/*
+	 * How restrictive a confidentiality word is, in the host's vocabulary: a rank (higher is
+	 * more restrictive), or negative for a word the host does not know, which refuses the
+	 * result naming it. NULL: items may only carry the call's own confidentiality (or none),
+	 * because msb cannot order words it does not own.
+	 */
+	int (*confidentiality_rank)(void *ctx, const char *confidentiality);
+	void *confidentiality_ctx;
+	/*
+	 * Told once per served acquire, before the body runs, with the posture that held: the
+	 * C form of the seed's effective-state record. A refused call tells nothing. The state is
+	 * borrowed for the callback; msb_effective_states_record keeps one entry per tool.
+	 */
+	void (*on_effective_state)(void *ctx, const char *tool, const msb_effective_state *state);
+	void *on_effective_state_ctx;
+	/* The host-tool registry the tool's programs call into (borrowed; must be sealed, so
+	 * the surface recorded is the surface served). May be NULL. */
+	msb_host_tools *host_tools;
 } msb_tool_options;
 
 #define MSB_TOOL_OPTIONS_INIT \
-	{ (uint32_t)sizeof(msb_tool_options), NULL, MSB_TOOL_DEFAULT_RECLAIM_TIMEOUT, NULL, NULL, NULL, NULL, NULL }
+	{ (uint32_t)sizeof(msb_tool_options), NULL, MSB_TOOL_DEFAULT_RECLAIM_TIMEOUT, NULL, NULL, \
+	  NULL, NULL, NULL, { MSB_INTEGRITY_UNSET, NULL }, NULL, NULL, NULL, NULL, NULL }
 
 typedef struct msb_tool_session msb_tool_session;
 
@@ -132,6 +179,63 @@ void msb_tool_answer_free(msb_tool_answer *answer);
  */
 msb_errc msb_tool_session_call(msb_tool_session *session, msb_tool_body body, void *ctx,
 			       msb_tool_answer *answer, msb_error *err);
+
+/* ---- an answer of several items, each with its own label (or the call's) ---------- */
+
+/*
+ * A tool body may answer with a list of items instead of one string, so a host's
+ * information-flow policy can label and hide each separately: standing guidance stays
+ * readable while everything the call produced is hidden. LABEL AS LITTLE AS YOU CAN, AND
+ * NEVER EVERY ITEM: a per-item label replaces the item's whole label, confidentiality
+ * included; an unlabelled item takes the call's label, which is what keeps the host's own
+ * classification. What may be TRUSTED is narrow: text whose value and whose presence are
+ * independent of everything the call touched — a count, an exit status, or a line emitted
+ * only on failure all fail that test.
+ */
+typedef struct msb_tool_items msb_tool_items;
+
+/* An item carrying the call's label. The bytes are copied. */
+msb_errc msb_tool_items_add(msb_tool_items *items, const void *text, size_t len, msb_error *err);
+/*
+ * An item carrying its own label (the seed's labelled_result_item). Refuses (MSB_E_VALUE) an
+ * UNTRUSTED label — the untrusted item is the one holding what the call produced, and it
+ * takes the call's label unlabelled — and a label with no integrity. Copied.
+ */
+msb_errc msb_tool_items_add_labelled(msb_tool_items *items, const void *text, size_t len,
+				     const msb_label *label, msb_error *err);
+
+typedef struct msb_tool_item {
+	msb_buf text;
+	bool labelled;    /* the item carried its own label */
+	msb_label label;  /* its own, or the call's; strings owned by the result */
+} msb_tool_item;
+
+/* What one itemised call handed back. Zero-initialise; free with msb_tool_result_free. */
+typedef struct msb_tool_result {
+	msb_tool_item *items;
+	size_t n_items;
+	/* The combined label, the most restrictive across every item: untrusted if any item is,
+	 * and the highest-ranked confidentiality. Strings owned by the result. */
+	msb_label label;
+	msb_errc refusal; /* as msb_tool_answer's: a refusal is one unlabelled item */
+	char call[MSB_TOOL_CALL_ID_LEN + 1];
+	void *storage_;   /* private */
+} msb_tool_result;
+
+void msb_tool_result_free(msb_tool_result *result);
+
+typedef msb_errc (*msb_tool_items_body)(void *ctx, msb_sandbox *sandbox, const char *call_path,
+					const char *call_id, msb_tool_items *items,
+					msb_error *err);
+
+/*
+ * Run one call whose body answers in items; otherwise exactly msb_tool_session_call. A body
+ * that answered with every item labelled — or with no item at all — has left nothing to
+ * carry the call's own label: the call fails (MSB_E_VALUE) after the cleanup, and the model
+ * is shown nothing of it. So does an item whose confidentiality the host cannot rank.
+ */
+msb_errc msb_tool_session_call_items(msb_tool_session *session, msb_tool_items_body body,
+				     void *ctx, msb_tool_result *result, msb_error *err);
 
 #ifdef __cplusplus
 }
