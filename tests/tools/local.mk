@@ -30,3 +30,6 @@ tests_tools_test_tool_labels_CPPFLAGS = $(TEST_CPPFLAGS) $(JANSSON_CFLAGS) -I$(t
 	-I$(top_srcdir)/tests/router
 tests_tools_test_tool_labels_LDADD = $(TOOLS_TEST_LDADD) $(JANSSON_LIBS)
 EXTRA_tests_tools_test_tool_labels_DEPENDENCIES = plugins/inprocess/inprocess.la
+# doc/hosts.md's program, compiled and run end to end on the process backend.
+TESTS += tests/tools/hosts_doc.sh
+EXTRA_DIST += tests/tools/hosts_doc.sh
