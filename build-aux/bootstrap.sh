@@ -38,6 +38,18 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing
 fi
 
+# The MCP server's test drives it with the official MCP TypeScript SDK's client, from the npm
+# registry (tests/mcp/package-lock.json pins it). Node.js comes with this machine kind; on a
+# Debian 12 without it, Debian's nodejs and npm serve (the SDK needs Node 18 or later).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	echo "bootstrap: installing: nodejs npm"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] ||
+	[ tests/mcp/package-lock.json -nt tests/mcp/node_modules ]; then
+	npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error
+fi
+
 # The microVM backend boots Debian's cloud kernel and busybox-static, unpacked into the
 # tree (never installed into /boot); every build below and its tests use this one copy.
 MSB_QEMU_GUEST="$top/build/qemu-guest"

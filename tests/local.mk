@@ -11,4 +11,5 @@ include tests/files/local.mk
 include tests/agent/local.mk
 include tests/backends/local.mk
 include tests/conformance/local.mk
+include tests/mcp/local.mk
 include tests/bench/local.mk

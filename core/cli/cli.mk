@@ -21,5 +21,11 @@ core_cli_msb_SOURCES = \
 	core/cli/cmd_rm.c \
 	core/cli/cmd_collect.c \
 	core/cli/cmd_dispose.c \
-	core/cli/cmd_conformance.c
-core_cli_msb_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la sdk/libmsb-sdk.la $(UNISTRING_LIBS) $(PTHREAD_LIBS)
+	core/cli/cmd_conformance.c \
+	core/cli/cmd_mcp.c \
+	core/mcp/mcp.h \
+	core/mcp/mcp_rpc.c \
+	core/mcp/mcp_tools.c
+core_cli_msb_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS)
+core_cli_msb_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la sdk/libmsb-sdk.la $(UNISTRING_LIBS) $(PTHREAD_LIBS) \
+	$(JANSSON_LIBS) $(CRYPTO_LIBS)

@@ -20,7 +20,8 @@
 	X(rm, "rm", "remove a path in a sandbox")                                                  \
 	X(collect, "collect", "land a kind's declared outputs in a local directory")              \
 	X(dispose, "dispose", "delete a conversation's (or one key's) sandboxes")                 \
-	X(conformance, "conformance", "run the conformance kit against a plugin")
+	X(conformance, "conformance", "run the conformance kit against a plugin")               \
+	X(mcp, "mcp", "serve kinds as Model Context Protocol tools on stdio")
 
 #define MSB_CLI_DECLARE(id, name, summary) int msb_cmd_##id(int argc, char **argv);
 MSB_CLI_COMMANDS(MSB_CLI_DECLARE)
