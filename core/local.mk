@@ -22,4 +22,5 @@ include core/lib/config.mk
 include core/lib/outputs.mk
 include core/lib/tool.mk
 include core/cli/cli.mk
+include core/python/python.mk
 include core/conformance/conformance.mk

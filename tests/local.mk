@@ -12,4 +12,5 @@ include tests/agent/local.mk
 include tests/backends/local.mk
 include tests/conformance/local.mk
 include tests/mcp/local.mk
+include tests/python/local.mk
 include tests/bench/local.mk
