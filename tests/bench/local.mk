@@ -106,3 +106,11 @@ BENCHES += tests/bench/bench_cgroup
 tests_bench_bench_cgroup_SOURCES = tests/bench/bench_cgroup.c
 tests_bench_bench_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_cgroup_LDADD = sdk/libmsb-sdk.la
+
+# Reaching msb from an agent client: MCP tools/call against `msb exec` from a shell, and the
+# Python binding's exec against the C API's (tests/bench/bench_mcp.py, process backend).
+bench: bench-clients
+bench-clients: core/cli/msb plugins/process/process.la sdk/agent/msb-agent
+	@echo "== tests/bench/bench_mcp.py"; $(PYTHON) $(top_srcdir)/tests/bench/bench_mcp.py $(abs_top_builddir)
+.PHONY: bench-clients
+EXTRA_DIST += tests/bench/bench_mcp.py
