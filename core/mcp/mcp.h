@@ -28,7 +28,7 @@
 extern const char *const msb_mcp_versions[];
 
 /* The longest message line read, in bytes: beyond it the line is refused, never buffered. */
-#define MSB_MCP_MAX_LINE (64u * 1024u * 1024u)
+#define MSB_MCP_MAX_LINE (16u * 1024u * 1024u) /* an 8 MiB file, base64, in JSON */
 
 typedef struct msb_mcp_kind {
 	const char *kind;

@@ -159,7 +159,7 @@ int msb_mcp_serve(msb_mcp_server *s, FILE *in)
 	for (int got; status == 0 && (got = read_line(in, &buf, &cap, &len)) != 0;) {
 		if (got < 0) {
 			status = reply_error(s, NULL, MSB_MCP_INVALID_REQUEST,
-					     "message longer than the server reads (64 MiB)");
+					     "message longer than the server reads (16 MiB)");
 			continue;
 		}
 		if (len && buf[len - 1] == '\r')

@@ -56,6 +56,8 @@ run_client() { # run_client NAME
 	[ -z "$left" ] || { echo "FAIL: $1: the state directory still holds $left"; status=1; }
 }
 run_client process
+# hostile framing, without a client library
+python3 "$here/mcp_bounds.py" "$msb" "$tmp/process.yaml" shell || status=1
 
 guest=${MSB_QEMU_GUEST:-$B/plugins/qemu/guest}
 if [ -s "$guest/vmlinuz" ] && command -v qemu-system-x86_64 >/dev/null 2>&1 && [ -x "$B/plugins/qemu/msb-qemu-init" ]; then
