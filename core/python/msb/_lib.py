@@ -7,12 +7,14 @@ in a later release (an exec request, its result) are allocated with a zeroed tai
 appended after this binding was written reads as its zero default and is never written past.
 """
 import ctypes
-import ctypes.util
+
 import os
 
 _path = os.environ.get("MSB_LIBMSB") or "libmsb.so.0"
 lib = ctypes.CDLL(_path, use_errno=True)
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+# free and strdup as the process resolves them (RTLD_DEFAULT), so memory crosses to and from
+# libmsb through the same allocator even when one is interposed (a sanitizer's, a profiler's).
+libc = ctypes.CDLL(None, use_errno=True)
 
 c_errc = ctypes.c_int
 TAIL = 256  # bytes of zeroed room after a struct that may grow at its end
