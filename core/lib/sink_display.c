@@ -101,3 +101,27 @@ msb_errc msb_sink_display_format(const char *tmpl, const msb_artifact *artifact,
 	*out = (char *)b.data;
 	return MSB_OK;
 }
+
+msb_errc msb_sink_landed_fill(const char *tmpl, const msb_artifact *a, const char *handle,
+			      const char *display_name, msb_landed_artifact *landed, msb_error *err)
+{
+	msb_landed_artifact l = { 0 };
+	l.name = strdup(a->name);
+	l.media_type = a->media_type ? strdup(a->media_type) : NULL;
+	l.handle = handle ? strdup(handle) : NULL;
+	msb_errc rc = MSB_OK;
+	if (!l.name || (handle && !l.handle) || (a->media_type && !l.media_type)) {
+		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory landing '%s'", a->name);
+	} else {
+		msb_artifact shown = *a;
+		if (display_name)
+			shown.name = display_name;
+		rc = msb_sink_display_format(tmpl, &shown, &l.display, err);
+	}
+	if (rc != MSB_OK) {
+		msb_landed_artifact_free(&l);
+		return rc;
+	}
+	*landed = l;
+	return MSB_OK;
+}

@@ -69,27 +69,16 @@ static msb_errc landing_refusal(const msb_artifact *a, msb_errc rc, msb_error *i
 	return out;
 }
 
+/* The handle is the destination's absolute path: the host's, never shown to the model. */
 static msb_errc fill_landed(const fs_sink *s, const msb_artifact *a, msb_landed_artifact *landed,
 			    msb_error *err)
 {
-	msb_landed_artifact l = { 0 };
-	size_t n = strlen(s->root) + strlen(a->name) + 2;
-	l.name = strdup(a->name);
-	l.media_type = a->media_type ? strdup(a->media_type) : NULL;
-	l.handle = malloc(n);
-	if (l.handle)
-		snprintf(l.handle, n, "%s/%s", strcmp(s->root, "/") == 0 ? "" : s->root, a->name);
-	msb_errc rc = MSB_OK;
-	if (!l.name || !l.handle || (a->media_type && !l.media_type))
-		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory landing '%s'", a->name);
-	else
-		rc = msb_sink_display_format(s->display, a, &l.display, err);
-	if (rc != MSB_OK) {
-		msb_landed_artifact_free(&l);
-		return rc;
-	}
-	*landed = l;
-	return MSB_OK;
+	char *handle = NULL;
+	if (asprintf(&handle, "%s/%s", strcmp(s->root, "/") == 0 ? "" : s->root, a->name) < 0)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory landing '%s'", a->name);
+	msb_errc rc = msb_sink_landed_fill(s->display, a, handle, NULL, landed, err);
+	free(handle);
+	return rc;
 }
 
 static msb_errc fs_sink_deliver(void *ctx, const msb_artifact *a, msb_landed_artifact *landed,

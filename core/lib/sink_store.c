@@ -75,30 +75,6 @@ static msb_errc check_call_id(const char *call_id, const char *name, msb_error *
 	return MSB_OK;
 }
 
-static msb_errc fill_landed(const store_sink *s, const msb_artifact *a, const char *path,
-			    msb_landed_artifact *landed, msb_error *err)
-{
-	msb_landed_artifact l = { 0 };
-	l.name = strdup(a->name);
-	l.media_type = a->media_type ? strdup(a->media_type) : NULL;
-	l.handle = strdup(path);
-	msb_errc rc = MSB_OK;
-	if (!l.name || !l.handle || (a->media_type && !l.media_type)) {
-		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory landing '%s'", a->name);
-	} else {
-		/* The display names the store path: it is what the model reads the file back by. */
-		msb_artifact shown = *a;
-		shown.name = path;
-		rc = msb_sink_display_format(s->display, &shown, &l.display, err);
-	}
-	if (rc != MSB_OK) {
-		msb_landed_artifact_free(&l);
-		return rc;
-	}
-	*landed = l;
-	return MSB_OK;
-}
-
 static msb_errc store_sink_deliver(void *ctx, const msb_artifact *a, msb_landed_artifact *landed,
 				   msb_error *err)
 {
@@ -157,7 +133,8 @@ static msb_errc store_sink_deliver(void *ctx, const msb_artifact *a, msb_landed_
 			msb_error_prefix(err, "file-store sink: '%s' was not written: ", path);
 		goto out;
 	}
-	rc = fill_landed(s, a, path, landed, err);
+	/* the display names the store path: it is what the model reads the file back by */
+	rc = msb_sink_landed_fill(s->display, a, path, path, landed, err);
 out:
 	free(path);
 	return rc;
