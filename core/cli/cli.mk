@@ -21,5 +21,6 @@ core_cli_msb_SOURCES = \
 	core/cli/cmd_rm.c \
 	core/cli/cmd_collect.c \
 	core/cli/cmd_dispose.c \
+	core/cli/cmd_image.c \
 	core/cli/cmd_conformance.c
 core_cli_msb_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la sdk/libmsb-sdk.la $(UNISTRING_LIBS) $(PTHREAD_LIBS)
