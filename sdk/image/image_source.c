@@ -61,8 +61,9 @@ static msb_errc take_oci_blob(const char *store, int root_fd, const char *digest
 	msb_errc rc = open_in(root_fd, path, &fd, err);
 	if (rc)
 		return msb_error_prefix(err, "image %s", what);
-	char got[MSB_IMAGE_DIGEST_LEN + 1];
-	rc = image_store_blob(store, fd, digest, path, got, err);
+	char got[MSB_IMAGE_DIGEST_LEN + 1], named[160];
+	snprintf(named, sizeof named, "%s (%s)", what, path);
+	rc = image_store_blob(store, fd, digest, named, got, err);
 	close(fd);
 	return rc;
 }

@@ -231,7 +231,7 @@ bool img_outside_intact(const img_scratch *s)
 
 void img_scratch_remove(img_scratch *s)
 {
-	char cmd[160];
+	char cmd[300];
 	snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", s->dir, s->dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "image_test: could not remove %s\n", s->dir);
