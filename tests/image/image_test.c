@@ -65,6 +65,13 @@ void img_tar_file(img_tar *t, const char *name, const char *content, unsigned mo
 	put(t, e, content, len);
 }
 
+void img_tar_blob(img_tar *t, const char *name, const void *data, size_t len, unsigned mode)
+{
+	struct archive_entry *e = entry(name, AE_IFREG, mode);
+	archive_entry_set_size(e, (la_int64_t)len);
+	put(t, e, data, len);
+}
+
 void img_tar_sized(img_tar *t, const char *name, long long size)
 {
 	struct archive_entry *e = entry(name, AE_IFREG, 0644);

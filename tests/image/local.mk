@@ -1,6 +1,6 @@
 # tests/image: the image store — hostile layers unpacked confined (every escape class as a
 # real tar), and imports of each source kind with verification.
-IMAGE_TEST_SOURCES = tests/image/image_test.c tests/image/image_test.h
+IMAGE_TEST_SOURCES = tests/image/image_test.c tests/image/image_test.h tests/image/image_layouts.c
 IMAGE_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ARCHIVE_CFLAGS) $(CRYPTO_CFLAGS)
 IMAGE_TEST_LIBS = sdk/libmsb-sdk.la $(ARCHIVE_LIBS) $(CRYPTO_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += tests/image/test_image_unpack

@@ -35,79 +35,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Move `tmp` to <blobs>/<hex of its digest>; the digest into `digest`. */
 /* Import, failing with the store's own message when it refuses. */
 static void import_ok(const char *store, const char *name, const char *src, msb_image_record *r)
 {
 	msb_error err = MSB_ERROR_INIT;
 	if (msb_image_import(store, name, src, NULL, r, &err) != MSB_OK)
 		fail_msg("import %s %s: %s", name, src, msb_error_message(&err));
-}
-
-static void blob_in(const char *layout, const char *tmp, char digest[72])
-{
-	img_sha256_file(tmp, digest);
-	char path[512];
-	snprintf(path, sizeof path, "%s/blobs/sha256/%s", layout, digest + 7);
-	assert_int_equal(rename(tmp, path), 0);
-}
-
-static void json_blob(const char *layout, const char *json, char digest[72])
-{
-	char tmp[400];
-	snprintf(tmp, sizeof tmp, "%s/json.tmp", layout);
-	img_write(tmp, json, strlen(json));
-	blob_in(layout, tmp, digest);
-}
-
-/*
- * An OCI layout at <src>/oci: layer 1 (gzip) has etc/keep, etc/gone, opq/old and bin/hello;
- * layer 2 (plain) whites out etc/gone, makes opq opaque with opq/new. The manifest digest is
- * written to `manifest`; the first layer's blob path to `layer1`.
- */
-static void make_oci(const img_scratch *s, char manifest[72], char layer1[400])
-{
-	char layout[300], blobs[340], tmp[340];
-	snprintf(layout, sizeof layout, "%s/oci", s->src);
-	snprintf(blobs, sizeof blobs, "%s/blobs/sha256", layout);
-	img_mkdirs(blobs);
-	snprintf(tmp, sizeof tmp, "%s/l.tmp", layout);
-	img_tar *t = img_tar_open(tmp, "gzip");
-	img_tar_dir(t, "etc", 0755);
-	img_tar_file(t, "etc/keep", "kept\n", 0644);
-	img_tar_file(t, "etc/gone", "gone\n", 0644);
-	img_tar_file(t, "opq/old", "old\n", 0644);
-	img_tar_file(t, "bin/hello", "#!/bin/sh\necho hello from the image\n", 0755);
-	img_tar_close(t);
-	char l1[72], l2[72], cfg[72];
-	blob_in(layout, tmp, l1);
-	snprintf(layer1, 400, "%.300s/%s", blobs, l1 + 7);
-	t = img_tar_open(tmp, "none");
-	img_tar_file(t, "etc/.wh.gone", "", 0644);
-	img_tar_file(t, "opq/.wh..wh..opq", "", 0644);
-	img_tar_file(t, "opq/new", "new\n", 0644);
-	img_tar_close(t);
-	blob_in(layout, tmp, l2);
-	json_blob(layout, "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{\"Env\":"
-		  "[\"PATH=/bin:/usr/bin\",\"IMAGE_VAR=from-config\"],\"WorkingDir\":\"/srv\","
-		  "\"User\":\"1000\"},\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[]}}", cfg);
-	char json[1200];
-	snprintf(json, sizeof json,
-		 "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
-		 "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\","
-		 "\"digest\":\"%s\",\"size\":1},\"layers\":["
-		 "{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"%s\",\"size\":1},"
-		 "{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":1}]}",
-		 cfg, l1, l2);
-	json_blob(layout, json, manifest);
-	snprintf(json, sizeof json,
-		 "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
-		 "\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"%s\",\"size\":1}]}",
-		 manifest);
-	snprintf(tmp, sizeof tmp, "%s/index.json", layout);
-	img_write(tmp, json, strlen(json));
-	snprintf(tmp, sizeof tmp, "%s/oci-layout", layout);
-	img_write(tmp, "{\"imageLayoutVersion\":\"1.0.0\"}", 30);
 }
 
 static void assert_file(const char *root, const char *rel, const char *want)
@@ -139,7 +72,7 @@ static void oci_layout_with_two_layers_and_whiteouts_imports(void **state)
 {
 	img_scratch *s = *state;
 	char manifest[72], layer1[400], src[200];
-	make_oci(s, manifest, layer1);
+	img_make_oci(s, manifest, layer1);
 	snprintf(src, sizeof src, "%s/oci", s->src);
 	msb_image_record r = { 0 };
 	import_ok(s->store, "two", src, &r);
@@ -162,7 +95,7 @@ static void oci_archive_imports_to_the_same_digest(void **state)
 {
 	img_scratch *s = *state;
 	char manifest[72], layer1[400], cmd[700], tar[200];
-	make_oci(s, manifest, layer1);
+	img_make_oci(s, manifest, layer1);
 	snprintf(tar, sizeof tar, "%s/oci.tar", s->src);
 	snprintf(cmd, sizeof cmd, "tar -C '%s/oci' -cf '%s' .", s->src, tar);
 	assert_int_equal(system(cmd), 0);
@@ -178,7 +111,7 @@ static void a_blob_that_does_not_match_its_digest_is_refused(void **state)
 {
 	img_scratch *s = *state;
 	char manifest[72], layer1[400], src[200];
-	make_oci(s, manifest, layer1);
+	img_make_oci(s, manifest, layer1);
 	/* Same size, one byte changed: only the digest can tell. */
 	FILE *f = fopen(layer1, "r+b");
 	assert_non_null(f);
@@ -201,58 +134,11 @@ static void a_blob_that_does_not_match_its_digest_is_refused(void **state)
 	assert_int_equal(rmdir(images), 0); /* empty: nothing was unpacked */
 }
 
-/* Legacy layer ids: 64 hex digits that are not digests of anything. */
-#define ID_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-#define ID_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-
-/* A legacy `docker save`: manifest.json, <config hex>.json, <id>/layer.tar. */
-static void make_docker(const img_scratch *s, const char *wrong_diff, char config[72],
-			char tar[200])
-{
-	char dir[300], tmp[400], path[400], l1[72], l2[72];
-	snprintf(dir, sizeof dir, "%s/docker", s->src);
-	img_mkdirs(dir);
-	snprintf(tmp, sizeof tmp, "%s/l.tmp", dir);
-	img_tar *t = img_tar_open(tmp, "none");
-	img_tar_file(t, "bin/hello", "#!/bin/sh\necho docker\n", 0755);
-	img_tar_file(t, "etc/old", "x", 0644);
-	img_tar_close(t);
-	img_sha256_file(tmp, l1);
-	snprintf(path, sizeof path, "%s/%s", dir, ID_A);
-	img_mkdirs(path);
-	snprintf(path, sizeof path, "%s/%s/layer.tar", dir, ID_A);
-	assert_int_equal(rename(tmp, path), 0);
-	t = img_tar_open(tmp, "none");
-	img_tar_file(t, "etc/.wh.old", "", 0644);
-	img_tar_file(t, "etc/new", "y", 0644);
-	img_tar_close(t);
-	img_sha256_file(tmp, l2);
-	snprintf(path, sizeof path, "%s/%s", dir, ID_B);
-	img_mkdirs(path);
-	snprintf(path, sizeof path, "%s/%s/layer.tar", dir, ID_B);
-	assert_int_equal(rename(tmp, path), 0);
-	char json[1000];
-	snprintf(json, sizeof json, "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":"
-		 "{\"Env\":[\"FROM=docker\"]},\"rootfs\":{\"type\":\"layers\",\"diff_ids\":"
-		 "[\"%s\",\"%s\"]}}", l1, wrong_diff ? wrong_diff : l2);
-	img_sha256_buf(json, strlen(json), config);
-	snprintf(path, sizeof path, "%s/%s.json", dir, config + 7);
-	img_write(path, json, strlen(json));
-	snprintf(json, sizeof json, "[{\"Config\":\"%s.json\",\"RepoTags\":[\"t:1\"],\"Layers\":"
-		 "[\"" ID_A "/layer.tar\",\"" ID_B "/layer.tar\"]}]", config + 7);
-	snprintf(path, sizeof path, "%s/manifest.json", dir);
-	img_write(path, json, strlen(json));
-	snprintf(tar, 200, "%s/save.tar", s->src);
-	char cmd[800];
-	snprintf(cmd, sizeof cmd, "tar -C '%s' -cf '%s' .", dir, tar);
-	assert_int_equal(system(cmd), 0);
-}
-
 static void docker_save_archive_imports(void **state)
 {
 	img_scratch *s = *state;
 	char config[72], tar[200];
-	make_docker(s, NULL, config, tar);
+	img_make_docker(s, NULL, config, tar);
 	msb_image_record r = { 0 };
 	import_ok(s->store, "dock", tar, &r);
 	assert_string_equal(r.digest, config);
@@ -268,7 +154,7 @@ static void docker_layer_not_matching_its_diff_id_is_refused(void **state)
 {
 	img_scratch *s = *state;
 	char config[72], tar[200];
-	make_docker(s, "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+	img_make_docker(s, "sha256:0000000000000000000000000000000000000000000000000000000000000000",
 		    config, tar);
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(msb_image_import(s->store, "dock", tar, NULL, NULL, &err), MSB_E_VALUE);
@@ -318,7 +204,7 @@ static void rm_and_gc_reclaim_and_ls_lists(void **state)
 {
 	img_scratch *s = *state;
 	char manifest[72], layer1[400], src[200];
-	make_oci(s, manifest, layer1);
+	img_make_oci(s, manifest, layer1);
 	snprintf(src, sizeof src, "%s/oci", s->src);
 	msb_error err = MSB_ERROR_INIT;
 	import_ok(s->store, "a", src, NULL);
@@ -355,7 +241,7 @@ static void bad_names_and_oversized_json_are_refused(void **state)
 		msb_error_clear(&err);
 	}
 	char manifest[72], layer1[400], src[200];
-	make_oci(s, manifest, layer1);
+	img_make_oci(s, manifest, layer1);
 	snprintf(src, sizeof src, "%s/oci", s->src);
 	msb_image_limits lim;
 	msb_image_limits_default(&lim);
