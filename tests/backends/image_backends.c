@@ -1,0 +1,150 @@
+/*
+ * image_backends.c — store images run on the real engines: an OCI layout (two layers,
+ * whiteouts), a docker save archive and a rootfs tarball, each imported into a store of the
+ * test's own and run by bwrap and by gvisor (each skipped with its reason when the engine is
+ * missing). The image carries the microVM guest's static busybox, so the commands run are
+ * the image's and not the host's; its root is read-only and the spec's work_dir writable.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <msb/image_store.h>
+
+#include "bwrap_fixture.h"
+#include "gvisor_fixture.h"
+#include "backend_cases.h"
+#include "../image/image_test.h"
+
+static img_scratch scratch;
+static char busybox[512];
+static msb_spec spec;
+
+typedef struct engine {
+	const char *name;
+	backend_opener open;
+	bool (*usable)(char *why, size_t n);
+} engine;
+
+/* Import the three kinds under names oci, docker, rootfs. */
+static void import_all(void)
+{
+	char manifest[72], layer1[400], config[72], tar[200], src[200];
+	msb_error err = MSB_ERROR_INIT;
+	img_make_oci_with(&scratch, busybox, manifest, layer1);
+	snprintf(src, sizeof src, "%s/oci", scratch.src);
+	assert_int_equal(msb_image_import(scratch.store, "oci", src, NULL, NULL, &err), MSB_OK);
+	img_make_docker_with(&scratch, busybox, NULL, config, tar);
+	assert_int_equal(msb_image_import(scratch.store, "docker", tar, NULL, NULL, &err), MSB_OK);
+	snprintf(src, sizeof src, "%s/rootfs.tar.gz", scratch.src);
+	img_tar *t = img_tar_open(src, "gzip");
+	img_tar_busybox(t, busybox);
+	img_tar_file(t, "etc/marker", "rootfs\n", 0644);
+	img_tar_close(t);
+	assert_int_equal(msb_image_import(scratch.store, "rootfs", src, NULL, NULL, &err), MSB_OK);
+}
+
+/* In the sandbox of `image`, `script` (run by the image's busybox sh) prints `want`. */
+static void runs(backend_fixture *fx, const char *image, const char *script, const char *want)
+{
+	msb_spec s = spec;
+	s.image = image;
+	msb_sandbox_handle *h = backend_acquire(fx, &s, image, NULL);
+	assert_non_null(h);
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 60 };
+	msb_exec_result r = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = fx->ops->exec(h, &req, &r, &err);
+	if (rc)
+		fail_msg("%s: exec: %s", image, msb_error_message(&err));
+	if (r.out.len != strlen(want) || memcmp(r.out.data, want, r.out.len))
+		fail_msg("%s: printed \"%.*s\" (stderr \"%.*s\"), wanted \"%s\"", image,
+			 (int)r.out.len, r.out.data ? (char *)r.out.data : "",
+			 (int)r.err.len, r.err.data ? (char *)r.err.data : "",
+			 want);
+	msb_exec_result_free(&r);
+	fx->ops->release(h);
+	backend_dispose(fx, image, NULL);
+}
+
+static void run_on(const engine *e)
+{
+	char why[256];
+	if (!e->usable(why, sizeof why)) {
+		printf("skip %s: %s\n", e->name, why);
+		skip();
+	}
+	char extra[300];
+	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
+	backend_fixture fx;
+	msb_error err = MSB_ERROR_INIT;
+	if (e->open(&fx, NULL, extra, &err) != MSB_OK)
+		fail_msg("open %s: %s", e->name, msb_error_message(&err));
+	/* Whiteouts applied: etc/gone and opq/old are not there, the rest is; root read-only. */
+	runs(&fx, "oci", "cat /etc/keep /opq/new; ls /etc/gone /opq/old 2>/dev/null;"
+	     "echo x > /etc/new 2>/dev/null || echo ro; echo w > w && cat w",
+	     "kept\nnew\nro\nw\n");
+	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
+	runs(&fx, "rootfs", "cat /etc/marker; test -e /usr/bin/python3 || echo no-host-usr",
+	     "rootfs\nno-host-usr\n");
+	/* A name in neither config images: nor the store is refused, naming the store. */
+	msb_spec s = spec;
+	s.image = "absent";
+	msb_key k = backend_key("absent", NULL);
+	msb_sandbox_handle *h = NULL;
+	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), scratch.store));
+	msb_error_clear(&err);
+	msb_disposal_failure f = { 0 };
+	fx.ops->dispose(fx.self, &k, &f);
+	msb_disposal_failure_free(&f);
+	backend_fixture_close(&fx);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", fx.state);
+}
+
+static void bwrap_runs_store_images(void **state)
+{
+	(void)state;
+	static const engine e = { "bwrap", bwrap_fixture_open, bwrap_fixture_usable };
+	run_on(&e);
+}
+
+static void gvisor_runs_store_images(void **state)
+{
+	(void)state;
+	static const engine e = { "gvisor", gvisor_fixture_open, gvisor_fixture_usable };
+	run_on(&e);
+}
+
+int main(void)
+{
+	const char *guest = getenv("MSB_QEMU_GUEST");
+	snprintf(busybox, sizeof busybox, "%s/busybox", guest ? guest : "build/qemu-guest");
+	if (access(busybox, X_OK) != 0) {
+		printf("skip: no static busybox at %s (set MSB_QEMU_GUEST)\n", busybox);
+		return 77;
+	}
+	umask(022);
+	img_scratch_make(&scratch);
+	chmod(scratch.dir, 0755);
+	import_all();
+	msb_spec_init(&spec, "image-test");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bwrap_runs_store_images),
+		cmocka_unit_test(gvisor_runs_store_images),
+	};
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	img_scratch_remove(&scratch);
+	return failed ? 1 : 0;
+}
