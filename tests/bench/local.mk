@@ -106,3 +106,8 @@ BENCHES += tests/bench/bench_cgroup
 tests_bench_bench_cgroup_SOURCES = tests/bench/bench_cgroup.c
 tests_bench_bench_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_cgroup_LDADD = sdk/libmsb-sdk.la
+
+BENCHES += tests/bench/bench_image
+tests_bench_bench_image_SOURCES = tests/bench/bench_image.c
+tests_bench_bench_image_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_image_LDADD = sdk/libmsb-sdk.la
