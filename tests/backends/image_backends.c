@@ -2,7 +2,7 @@
  * image_backends.c — store images run on the real engines: an OCI layout (two layers,
  * whiteouts), a docker save archive and a rootfs tarball, each imported into a store of the
  * test's own and run by bwrap and by gvisor (each skipped with its reason when the engine is
- * missing). The image carries the microVM guest's static busybox, so the commands run are
+ * missing); the process backend refuses any image but the host's. The image carries the microVM guest's static busybox, so the commands run are
  * the image's and not the host's; its root is read-only and the spec's work_dir writable.
  */
 #include <setjmp.h>
@@ -127,6 +127,35 @@ static void gvisor_runs_store_images(void **state)
 	run_on(&e);
 }
 
+/* The process backend has no image to give but the host's, and says so rather than run. */
+static void process_refuses_any_image_but_host(void **state)
+{
+	(void)state;
+	backend_fixture fx;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = backend_fixture_state(&fx, NULL, "/tmp/msb-image-process-XXXXXX", &err);
+	if (!rc)
+		rc = backend_fixture_load(&fx, MSB_TEST_MODULE("plugins/process", "process"), &err,
+					  "state_dir: %s\nagent: %s\n", fx.state, BACKEND_FIXTURE_AGENT);
+	if (rc)
+		fail_msg("open process: %s", msb_error_message(&err));
+	msb_spec s = spec;
+	s.image = "oci";
+	msb_key k = backend_key("process-image", NULL);
+	msb_sandbox_handle *h = NULL;
+	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "image \"oci\" refused"));
+	msb_error_clear(&err);
+	msb_disposal_failure f = { 0 };
+	fx.ops->dispose(fx.self, &k, &f);
+	msb_disposal_failure_free(&f);
+	backend_fixture_close(&fx);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", fx.state);
+}
+
 int main(void)
 {
 	const char *guest = getenv("MSB_QEMU_GUEST");
@@ -143,6 +172,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bwrap_runs_store_images),
 		cmocka_unit_test(gvisor_runs_store_images),
+		cmocka_unit_test(process_refuses_any_image_but_host),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	img_scratch_remove(&scratch);

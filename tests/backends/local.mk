@@ -108,4 +108,4 @@ tests_backends_image_backends_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_image_backends_CFLAGS = $(IMAGE_TEST_CFLAGS)
 tests_backends_image_backends_LDADD = core/libmsb.la $(IMAGE_TEST_LIBS)
 tests_backends_image_backends_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
-	plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la sdk/agent/msb-agent
+	plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la plugins/process/process.la sdk/agent/msb-agent
