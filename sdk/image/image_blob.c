@@ -1,7 +1,7 @@
 /*
  * image_blob.c — blobs in and out of the store: copying with a sha256 on the way (libcrypto's
- * EVP, the digest the OCI spec names), digest strings, bounded JSON reads (Jansson), and the
- * small path helpers the store's files share.
+ * EVP, the digest the OCI spec names), digest strings, bounded JSON reads (Jansson), and making
+ * the store's directories.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -136,15 +136,6 @@ msb_errc image_json_read_fd(int fd, size_t max, const char *what, json_t **out, 
 	return rc;
 }
 
-char *image_path(const char *dir, const char *rest)
-{
-	size_t n = strlen(dir) + strlen(rest) + 2;
-	char *p = malloc(n);
-	if (p)
-		snprintf(p, n, "%s/%s", dir, rest);
-	return p;
-}
-
 msb_errc image_mkdirs(const char *dir, msb_error *err)
 {
 	char buf[4096];
@@ -168,8 +159,8 @@ msb_errc image_mkdirs(const char *dir, msb_error *err)
 msb_errc image_store_blob(const char *store, int fd, const char *want, const char *what,
 			  char digest[MSB_IMAGE_DIGEST_LEN + 1], msb_error *err)
 {
-	char *blobs = image_path(store, "blobs/sha256");
-	char *tmp = image_path(store, "tmp/blob-XXXXXX");
+	char *blobs = msb_driver_path(store, "blobs/sha256");
+	char *tmp = msb_driver_path(store, "tmp/blob-XXXXXX");
 	msb_errc rc = !blobs || !tmp ? msb_error_set(err, MSB_E_NOMEM, "out of memory") : MSB_OK;
 	if (!rc)
 		rc = image_mkdirs(blobs, err);
@@ -193,7 +184,7 @@ msb_errc image_store_blob(const char *store, int fd, const char *want, const cha
 		}
 	}
 	if (!rc) {
-		char *final = image_path(blobs, hex);
+		char *final = msb_driver_path(blobs, hex);
 		if (!final || rename(tmp, final) != 0)
 			rc = msb_error_set_errno(err, MSB_E_OS, errno, "store blob %s", hex);
 		free(final);

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include <msb/driver.h>
 #include <msb/error.h>
 #include <msb/image_store.h>
 
@@ -43,9 +44,6 @@ msb_errc image_json_read_fd(int fd, size_t max, const char *what, json_t **out, 
 /* The same from a memory buffer. */
 msb_errc image_json_parse(const char *buf, size_t len, const char *what, json_t **out,
 			  msb_error *err);
-
-/* "<dir>/<rest>" on the heap; NULL when out of memory. */
-char *image_path(const char *dir, const char *rest);
 
 /* Make dir (mode 0755) and every missing parent; existing is fine. */
 msb_errc image_mkdirs(const char *dir, msb_error *err);

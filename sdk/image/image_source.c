@@ -74,7 +74,7 @@ static msb_errc stored_json(const char *store, const char *digest, const msb_ima
 {
 	char rel[100];
 	snprintf(rel, sizeof rel, "blobs/sha256/%s", image_digest_hex(digest));
-	char *path = image_path(store, rel);
+	char *path = msb_driver_path(store, rel);
 	if (!path)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -295,7 +295,7 @@ static msb_errc read_tree(const char *store, const char *work, const char *dir, 
 		plan->format = "docker-archive";
 		rc = read_docker(store, root_fd, lim, plan, err);
 	} else {
-		char *tar = image_path(work, "directory.tar");
+		char *tar = msb_driver_path(work, "directory.tar");
 		rc = tar ? image_pack_dir(dir, tar, err) : msb_error_set(err, MSB_E_NOMEM, "oom");
 		if (!rc)
 			rc = read_tarball(store, tar, "directory", plan, err);
@@ -382,7 +382,7 @@ msb_errc image_source_read(const char *store, const char *work, const char *sour
 	if (kind == 0)
 		return read_tarball(store, real, "rootfs-tar", plan, err);
 	/* An archived layout or save is extracted (confined, as any layer) and read as a tree. */
-	char *tree = image_path(work, "source");
+	char *tree = msb_driver_path(work, "source");
 	msb_errc rc = tree ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (!rc && mkdir(tree, 0700) != 0)
 		rc = msb_error_set_errno(err, MSB_E_OS, errno, "mkdir %s", tree);

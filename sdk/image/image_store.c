@@ -143,9 +143,9 @@ msb_errc image_record_read(const char *store, const char *hex, msb_image_record 
 	memset(out, 0, sizeof *out);
 	char rel[100];
 	snprintf(rel, sizeof rel, "images/%s", hex);
-	out->dir = image_path(store, rel);
-	out->root = out->dir ? image_path(out->dir, "rootfs") : NULL;
-	char *meta = out->dir ? image_path(out->dir, "image.json") : NULL;
+	out->dir = msb_driver_path(store, rel);
+	out->root = out->dir ? msb_driver_path(out->dir, "rootfs") : NULL;
+	char *meta = out->dir ? msb_driver_path(out->dir, "image.json") : NULL;
 	if (!meta) {
 		free(meta);
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
@@ -183,7 +183,7 @@ static msb_errc name_read(const char *store, const char *name, char hex[65], msb
 		return rc;
 	char rel[200];
 	snprintf(rel, sizeof rel, "names/%s", name);
-	char *path = image_path(store, rel);
+	char *path = msb_driver_path(store, rel);
 	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	free(path);
 	if (fd < 0)
@@ -221,7 +221,7 @@ msb_errc msb_image_inspect(const char *store, const char *name, msb_image_record
 
 static int lock_store(const char *store, msb_error *err)
 {
-	char *path = image_path(store, "lock");
+	char *path = msb_driver_path(store, "lock");
 	int fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
 	free(path);
 	if (fd < 0) {
@@ -244,7 +244,7 @@ static msb_errc store_prepare(const char *store, msb_error *err)
 				      : msb_error_set(err, MSB_E_VALUE, "images_dir %s is not "
 						      "absolute", store);
 	for (const char *const *d = dirs; !rc && *d; d++) {
-		char *p = image_path(store, *d);
+		char *p = msb_driver_path(store, *d);
 		rc = p ? image_mkdirs(p, err) : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 		free(p);
 	}
@@ -255,7 +255,7 @@ static msb_errc store_prepare(const char *store, msb_error *err)
 static msb_errc build_image(const char *store, const char *img, const char *source,
 			    const image_plan *plan, const msb_image_limits *lim, msb_error *err)
 {
-	char *rootfs = image_path(img, "rootfs");
+	char *rootfs = msb_driver_path(img, "rootfs");
 	msb_errc rc = rootfs ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (!rc && (mkdir(img, 0755) != 0 || mkdir(rootfs, 0755) != 0))
 		rc = msb_error_set_errno(err, MSB_E_OS, errno, "mkdir %s", rootfs);
@@ -267,7 +267,7 @@ static msb_errc build_image(const char *store, const char *img, const char *sour
 		char rel[100], label[120];
 		snprintf(rel, sizeof rel, "blobs/sha256/%s", image_digest_hex(plan->layers[i]));
 		snprintf(label, sizeof label, "%zu (%s)", i + 1, plan->layers[i]);
-		char *blob = image_path(store, rel);
+		char *blob = msb_driver_path(store, rel);
 		rc = blob ? msb_image_unpack_layer(root_fd, blob, label, 1, lim, &total, err)
 			  : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 		free(blob);
@@ -295,7 +295,7 @@ static msb_errc build_image(const char *store, const char *img, const char *sour
 				      str_array(plan->layers, plan->n_layers), "blobs", blobs,
 				      "config", cfg, "size", (json_int_t)total, "created",
 				      (json_int_t)time(NULL));
-		char *meta = image_path(img, "image.json");
+		char *meta = msb_driver_path(img, "image.json");
 		rc = j && meta ? json_write_atomic(meta, j, err)
 			       : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 		free(meta);
@@ -310,7 +310,7 @@ static msb_errc name_write(const char *store, const char *name, const char *dige
 {
 	char rel[200];
 	snprintf(rel, sizeof rel, "names/%s", name);
-	char *path = image_path(store, rel);
+	char *path = msb_driver_path(store, rel);
 	json_t *j = json_pack("{s:s}", "digest", digest);
 	msb_errc rc = path && j ? json_write_atomic(path, j, err)
 				: msb_error_set(err, MSB_E_NOMEM, "out of memory");
@@ -384,7 +384,7 @@ msb_errc msb_image_list(const char *store, msb_image_record **out, size_t *len, 
 {
 	*out = NULL;
 	*len = 0;
-	char *names = image_path(store, "names");
+	char *names = msb_driver_path(store, "names");
 	DIR *d = names ? opendir(names) : NULL;
 	free(names);
 	if (!d)
@@ -434,7 +434,7 @@ msb_errc msb_image_remove(const char *store, const char *name, msb_error *err)
 		return MSB_E_OS;
 	char rel[200];
 	snprintf(rel, sizeof rel, "names/%s", name);
-	char *path = image_path(store, rel);
+	char *path = msb_driver_path(store, rel);
 	if (!path || unlink(path) != 0)
 		rc = msb_error_set_errno(err, MSB_E_OS, errno, "image \"%s\": remove", name);
 	free(path);
@@ -446,7 +446,7 @@ msb_errc msb_image_remove(const char *store, const char *name, msb_error *err)
 static msb_errc sweep(const char *store, const char *sub, const image_pathset *keep,
 		      size_t *removed, msb_error *err)
 {
-	char *dir = image_path(store, sub);
+	char *dir = msb_driver_path(store, sub);
 	DIR *d = dir ? opendir(dir) : NULL;
 	msb_errc rc = MSB_OK;
 	struct dirent *de;
@@ -454,7 +454,7 @@ static msb_errc sweep(const char *store, const char *sub, const image_pathset *k
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    (keep && image_pathset_has(keep, de->d_name)))
 			continue;
-		char *victim = image_path(dir, de->d_name);
+		char *victim = msb_driver_path(dir, de->d_name);
 		rc = victim ? msb_confine_reclaim(victim, store, err)
 			    : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 		free(victim);
@@ -483,7 +483,7 @@ msb_errc msb_image_gc(const char *store, size_t *removed, msb_error *err)
 	rc = msb_image_list(store, &list, &n, err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		rc = image_pathset_add(&images, image_digest_hex(list[i].digest), err);
-		char *meta = image_path(list[i].dir, "image.json");
+		char *meta = msb_driver_path(list[i].dir, "image.json");
 		int fd = meta ? open(meta, O_RDONLY | O_CLOEXEC) : -1;
 		free(meta);
 		json_t *j = NULL;

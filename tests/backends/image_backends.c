@@ -1,7 +1,7 @@
 /*
  * image_backends.c — store images run on the real engines: an OCI layout (two layers,
  * whiteouts), a docker save archive and a rootfs tarball, each imported into a store of the
- * test's own and run by bwrap and by gvisor (each skipped with its reason when the engine is
+ * test's own and run by bwrap, gvisor and qemu (each skipped with its reason when the engine is
  * missing); the process backend refuses any image but the host's. The image carries the microVM guest's static busybox, so the commands run are
  * the image's and not the host's; its root is read-only and the spec's work_dir writable.
  */
@@ -20,6 +20,7 @@
 
 #include "bwrap_fixture.h"
 #include "gvisor_fixture.h"
+#include "qemu_fixture.h"
 #include "backend_cases.h"
 #include "../image/image_test.h"
 
@@ -77,7 +78,7 @@ static void runs(backend_fixture *fx, const char *image, const char *script, con
 
 static void run_on(const engine *e)
 {
-	char why[256];
+	char why[512];
 	if (!e->usable(why, sizeof why)) {
 		printf("skip %s: %s\n", e->name, why);
 		skip();
@@ -128,6 +129,51 @@ static void gvisor_runs_store_images(void **state)
 }
 
 /* The process backend has no image to give but the host's, and says so rather than run. */
+/*
+ * qemu: the image as a read-only erofs disk under an overlay, built once per digest and
+ * cached beside the image; the agent still from the initramfs. The overlay's upper layer
+ * takes writes (the root is writable inside the VM, never the cached disk).
+ */
+static void qemu_runs_store_images(void **state)
+{
+	(void)state;
+	static const engine e = { "qemu", qemu_fixture_open, qemu_fixture_usable };
+	char why[512];
+	if (!e.usable(why, sizeof why)) {
+		printf("skip qemu: %s\n", why);
+		skip();
+	}
+	char extra[300];
+	snprintf(extra, sizeof extra, "images_dir: %s\nboot_timeout: 120s\n", scratch.store);
+	backend_fixture fx;
+	msb_error err = MSB_ERROR_INIT;
+	if (e.open(&fx, NULL, extra, &err) != MSB_OK)
+		fail_msg("open qemu: %s", msb_error_message(&err));
+	runs(&fx, "oci", "cat /etc/keep /opq/new; ls /etc/gone /opq/old 2>/dev/null;"
+	     "echo w > /etc/w && cat /etc/w; test -x /msb/agent && echo agent",
+	     "kept\nnew\nw\nagent\n");
+	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
+	runs(&fx, "rootfs", "cat /etc/marker", "rootfs\n");
+	msb_image_record r;
+	assert_int_equal(msb_image_inspect(scratch.store, "rootfs", &r, &err), MSB_OK);
+	char block[600];
+	snprintf(block, sizeof block, "%s/rootfs.erofs", r.dir);
+	assert_int_equal(access(block, R_OK), 0);
+	msb_image_record_free(&r);
+	msb_spec s = spec;
+	s.image = "absent";
+	msb_key k = backend_key("absent", NULL);
+	msb_sandbox_handle *h = NULL;
+	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_NOT_FOUND);
+	assert_non_null(strstr(msb_error_message(&err), "image \"absent\" refused"));
+	msb_error_clear(&err);
+	msb_disposal_failure f = { 0 };
+	fx.ops->dispose(fx.self, &k, &f);
+	msb_disposal_failure_free(&f);
+	backend_fixture_close(&fx);
+	assert_int_equal(qemu_fixture_leaks(&fx), 0);
+}
+
 static void process_refuses_any_image_but_host(void **state)
 {
 	(void)state;
@@ -172,6 +218,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bwrap_runs_store_images),
 		cmocka_unit_test(gvisor_runs_store_images),
+		cmocka_unit_test(qemu_runs_store_images),
 		cmocka_unit_test(process_refuses_any_image_but_host),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
