@@ -52,6 +52,7 @@ static void ctx_free(void *p)
 	free(ctx->guest_dir);
 	free(ctx->images_dir);
 	free(ctx->mkfs_erofs);
+	qemu_image_run_code_free(ctx);
 	free(ctx->init_path);
 	free(ctx->relay_path);
 	free(ctx->qemu);
@@ -237,7 +238,15 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	char *blob = NULL;
 	size_t len = 0;
 	char *initrd = msb_driver_path(box->dir, "initramfs.cpio");
-	msb_errc rc = initrd ? agent_args(box, &blob, &len, err)
+	/* An image with a runtime of its own (image_run_code:) runs programs with it. */
+	msb_driver_config cfg = *box->config;
+	msb_driver_box with_runtime = *box;
+	const char *const *runtime = qemu_image_run_code_for(ctx, image);
+	if (runtime) {
+		cfg.agent.run_code = runtime;
+		with_runtime.config = &cfg;
+	}
+	msb_errc rc = initrd ? agent_args(&with_runtime, &blob, &len, err)
 			     : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (rc == MSB_OK && block)
 		rc = qemu_guest_initramfs_image(ctx, box->config->agent_path, initrd, blob, len, err);
@@ -336,6 +345,8 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 		rc = msb_node_size(config, "memory", &ctx->memory, err);
 	if (rc == MSB_OK)
 		rc = msb_node_seconds(config, "boot_timeout", &ctx->boot_timeout, err);
+	if (rc == MSB_OK)
+		rc = qemu_image_run_code_read(ctx, config, err);
 	if (rc != MSB_OK)
 		return rc;
 	if (accel && !strcmp(accel, "kvm"))

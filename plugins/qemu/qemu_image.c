@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <msb/image_store.h>
+#include <msb/node.h>
 
 #include "qemu_internal.h"
 
@@ -122,4 +123,65 @@ char **qemu_image_argv(char **argv, const char *block)
 	out[n + 2] = "-device";
 	out[n + 3] = "virtio-blk-device,drive=msbimg";
 	return out;
+}
+
+msb_errc qemu_image_run_code_read(qemu_ctx *ctx, const msb_node *config, msb_error *err)
+{
+	const msb_node *map = msb_node_get(config, "image_run_code");
+	if (!map || msb_node_is_null(map))
+		return MSB_OK;
+	if (map->kind != MSB_NODE_MAP)
+		return msb_node_error(err, map, MSB_E_CONFIG, "image_run_code: expected a map of "
+				      "image names to a run_code argv (e.g. {python: [python3]})");
+	ctx->image_run_code = calloc(map->len ? map->len : 1, sizeof *ctx->image_run_code);
+	if (!ctx->image_run_code)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < map->len; i++) {
+		const msb_node_pair *p = &map->pairs[i];
+		const char **words = NULL;
+		msb_errc rc = msb_node_strings(map, p->key, &words, err);
+		if (rc)
+			return rc;
+		size_t n = 0;
+		while (words && words[n])
+			n++;
+		if (n == 0 || !words[0][0]) {
+			free(words);
+			return msb_node_error(err, p->value, MSB_E_CONFIG, "image_run_code: %s needs "
+					      "a program (e.g. [python3])", p->key);
+		}
+		qemu_image_run_code *e = &ctx->image_run_code[ctx->n_image_run_code++];
+		e->image = strdup(p->key);
+		e->argv = calloc(n + 1, sizeof *e->argv);
+		for (size_t k = 0; e->argv && k < n; k++)
+			e->argv[k] = strdup(words[k]);
+		free(words);
+		bool ok = e->image && e->argv;
+		for (size_t k = 0; ok && k < n; k++)
+			ok = e->argv[k] != NULL;
+		if (!ok)
+			return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	return MSB_OK;
+}
+
+const char *const *qemu_image_run_code_for(const qemu_ctx *ctx, const char *image)
+{
+	for (size_t i = 0; image && i < ctx->n_image_run_code; i++)
+		if (!strcmp(ctx->image_run_code[i].image, image))
+			return (const char *const *)ctx->image_run_code[i].argv;
+	return NULL;
+}
+
+void qemu_image_run_code_free(qemu_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->n_image_run_code; i++) {
+		free(ctx->image_run_code[i].image);
+		for (char **a = ctx->image_run_code[i].argv; a && *a; a++)
+			free(*a);
+		free(ctx->image_run_code[i].argv);
+	}
+	free(ctx->image_run_code);
+	ctx->image_run_code = NULL;
+	ctx->n_image_run_code = 0;
 }

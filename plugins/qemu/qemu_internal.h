@@ -13,7 +13,7 @@
 
 /* The backend's own `config:` keys, beside the driver's. */
 #define QEMU_CONFIG_KEYS "guest_dir", "init", "relay", "qemu", "memory", "accel", "boot_timeout", \
-	"images_dir", "mkfs_erofs"
+	"images_dir", "mkfs_erofs", "image_run_code"
 
 typedef enum qemu_accel { QEMU_ACCEL_AUTO = 0, QEMU_ACCEL_KVM, QEMU_ACCEL_TCG } qemu_accel;
 
@@ -27,7 +27,15 @@ typedef struct qemu_ctx {
 	double boot_timeout; /* seconds from launch to the agent's HELLO */
 	char *images_dir;    /* the image store a spec's image other than busybox comes from */
 	char *mkfs_erofs;    /* erofs-utils' mkfs.erofs, which builds an image's block device */
+	struct qemu_image_run_code *image_run_code; /* image_run_code: image → run_code argv */
+	size_t n_image_run_code;
 } qemu_ctx;
+
+/* One image_run_code: entry (the image's own runtime, where `run_code:` is busybox's sh). */
+typedef struct qemu_image_run_code {
+	char *image;
+	char **argv; /* NULL-terminated */
+} qemu_image_run_code;
 
 /* ---- qemu_guest.c: the initramfs ----------------------------------------------------- */
 
@@ -62,6 +70,14 @@ msb_errc qemu_image_block(const qemu_ctx *ctx, const char *image, char **block, 
  * out[n + 1] (free() it too). NULL when out of memory.
  */
 char **qemu_image_argv(char **argv, const char *block);
+/*
+ * Read `image_run_code: {python: [python3], …}` (absent: none) into ctx; freed by
+ * qemu_image_run_code_free.
+ */
+msb_errc qemu_image_run_code_read(qemu_ctx *ctx, const msb_node *config, msb_error *err);
+/* The run_code argv for `image`, or NULL (the backend's `run_code:`). */
+const char *const *qemu_image_run_code_for(const qemu_ctx *ctx, const char *image);
+void qemu_image_run_code_free(qemu_ctx *ctx);
 
 /* ---- qemu_accel.c: which accelerator ----------------------------------------------- */
 
