@@ -144,7 +144,9 @@ static void qemu_runs_store_images(void **state)
 		skip();
 	}
 	char extra[300];
-	snprintf(extra, sizeof extra, "images_dir: %s\nboot_timeout: 120s\n", scratch.store);
+	/* rev reverses its stdin's lines: only the image's own runtime would print "cba". */
+	snprintf(extra, sizeof extra, "images_dir: %s\nboot_timeout: 120s\n"
+		 "image_run_code:\n  rootfs: [/bin/busybox, rev]\n", scratch.store);
 	backend_fixture fx;
 	msb_error err = MSB_ERROR_INIT;
 	if (e.open(&fx, NULL, extra, &err) != MSB_OK)
@@ -154,6 +156,17 @@ static void qemu_runs_store_images(void **state)
 	     "kept\nnew\nw\nagent\n");
 	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
 	runs(&fx, "rootfs", "cat /etc/marker", "rootfs\n");
+	msb_spec rs = spec;
+	rs.image = "rootfs";
+	msb_sandbox_handle *rh = backend_acquire(&fx, &rs, "rootfs-code", NULL);
+	assert_non_null(rh);
+	msb_exec_result res = { 0 };
+	assert_int_equal(fx.ops->run_code(rh, "abc\n", 60, &res, &err), MSB_OK);
+	assert_int_equal(res.out.len, 4);
+	assert_memory_equal(res.out.data, "cba\n", 4);
+	msb_exec_result_free(&res);
+	fx.ops->release(rh);
+	backend_dispose(&fx, "rootfs-code", NULL);
 	msb_image_record r;
 	assert_int_equal(msb_image_inspect(scratch.store, "rootfs", &r, &err), MSB_OK);
 	char block[600];
