@@ -67,9 +67,14 @@ msb_errc qemu_image_block(const qemu_ctx *ctx, const char *image, char **block, 
 	*block = NULL;
 	msb_image_record rec;
 	msb_errc rc = msb_image_inspect(ctx->images_dir, image, &rec, err);
-	if (rc)
-		return msb_error_prefix(err, "backend qemu: image \"%s\" refused (it is neither "
-					"\"busybox\" nor in the image store)", image);
+	if (rc) {
+		/* A bad spec, as on every backend: MSB_E_VALUE, whatever the store answered. */
+		char why[600];
+		snprintf(why, sizeof why, "%s", msb_error_message(err));
+		msb_error_clear(err);
+		return msb_error_set(err, MSB_E_VALUE, "backend qemu: image \"%s\" refused: it is "
+				     "neither \"busybox\" nor in the image store (%s)", image, why);
+	}
 	char *path = msb_driver_path(rec.dir, BLOCK_NAME);
 	char *lock = msb_driver_path(rec.dir, BLOCK_NAME ".lock");
 	rc = path && lock ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");

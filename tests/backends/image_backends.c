@@ -177,7 +177,7 @@ static void qemu_runs_store_images(void **state)
 	s.image = "absent";
 	msb_key k = backend_key("absent", NULL);
 	msb_sandbox_handle *h = NULL;
-	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_NOT_FOUND);
+	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_VALUE);
 	assert_non_null(strstr(msb_error_message(&err), "image \"absent\" refused"));
 	msb_error_clear(&err);
 	msb_disposal_failure f = { 0 };

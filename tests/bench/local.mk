@@ -111,3 +111,8 @@ BENCHES += tests/bench/bench_image
 tests_bench_bench_image_SOURCES = tests/bench/bench_image.c
 tests_bench_bench_image_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_image_LDADD = sdk/libmsb-sdk.la
+
+BENCHES += tests/bench/bench_image_boot
+tests_bench_bench_image_boot_SOURCES = tests/bench/bench_image_boot.c
+tests_bench_bench_image_boot_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_image_boot_LDADD = sdk/libmsb-sdk.la

@@ -9,7 +9,7 @@
  * "host" (or no image) is the host's programs and libraries and only the pieces of /etc a
  * program and a shell need; it cannot be redefined.
  *
- *   images_dir: /var/lib/msb/images    the image store (msb/image_store.h) a name not in
+ *   images_dir: /srv/msb/images        the image store (msb/image_store.h) a name not in
  *                                      `images:` is looked up in (default: the store's own)
  */
 #ifndef MSB_IMAGE_H
