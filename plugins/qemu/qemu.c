@@ -321,6 +321,26 @@ static char *dup_default(const char *env, const char *fallback)
 	return strdup(v && *v ? v : fallback);
 }
 
+/* A sandbox is of the store image digest it booted: a re-imported image is a new one. */
+static msb_errc qemu_identity(void *p, const msb_spec *spec, char *out, size_t size,
+			      msb_error *err)
+{
+	const qemu_ctx *ctx = p;
+	out[0] = '\0';
+	if (!spec->image || !*spec->image || !strcmp(spec->image, "busybox"))
+		return MSB_OK;
+	msb_image_record rec;
+	msb_error lookup = MSB_ERROR_INIT;
+	/* Not found is the start's refusal to make, with its own words; nothing recorded. */
+	if (msb_image_inspect(ctx->images_dir, spec->image, &rec, &lookup) == MSB_OK) {
+		snprintf(out, size, "%s", rec.digest);
+		msb_image_record_free(&rec);
+	}
+	msb_error_clear(&lookup);
+	(void)err;
+	return MSB_OK;
+}
+
 static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_config *driver,
 			     msb_error *err)
 {
@@ -391,6 +411,7 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.start = qemu_start;
 	b.stop = qemu_stop;
 	b.alive = qemu_alive;
+	b.identity = qemu_identity;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);

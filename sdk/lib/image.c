@@ -121,6 +121,16 @@ msb_errc msb_images_resolve(const msb_images *images, const char *backend, const
 			     images->store ? images->store : "(none)");
 }
 
+msb_errc msb_images_identity(const msb_images *images, const char *backend, const char *image,
+			     char *out, size_t size, msb_error *err)
+{
+	const char *root = NULL;
+	msb_errc rc = msb_images_resolve(images, backend, image, &root, err);
+	if (rc == MSB_OK)
+		snprintf(out, size, "%s", root ? root : "");
+	return rc;
+}
+
 void msb_images_free(msb_images *images)
 {
 	for (size_t i = 0; i < images->len; i++) {

@@ -128,6 +128,71 @@ static void gvisor_runs_store_images(void **state)
 	run_on(&e);
 }
 
+/* Import a rootfs tarball whose /etc/marker says `marker`, as `name`. */
+static void import_marker(const char *name, const char *marker)
+{
+	char src[200];
+	snprintf(src, sizeof src, "%s/%s-%s.tar", scratch.src, name, marker);
+	img_tar *t = img_tar_open(src, "none");
+	img_tar_busybox(t, busybox);
+	img_tar_file(t, "etc/marker", marker, 0644);
+	img_tar_close(t);
+	msb_error err = MSB_ERROR_INIT;
+	if (msb_image_import(scratch.store, name, src, NULL, NULL, &err) != MSB_OK)
+		fail_msg("import %s: %s", name, msb_error_message(&err));
+}
+
+/* `script`'s output in the sandbox of (thread "moving", image "moving"); not disposed. */
+static void moving_prints(backend_fixture *fx, const char *script, const char *want)
+{
+	msb_spec s = spec;
+	s.image = "moving";
+	msb_sandbox_handle *h = backend_acquire(fx, &s, "moving", NULL);
+	assert_non_null(h);
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 60 };
+	msb_exec_result r = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx->ops->exec(h, &req, &r, &err), MSB_OK);
+	if (r.out.len != strlen(want) || memcmp(r.out.data, want, r.out.len))
+		fail_msg("printed \"%.*s\", wanted \"%s\"", (int)r.out.len,
+			 r.out.data ? (char *)r.out.data : "", want);
+	msb_exec_result_free(&r);
+	fx->ops->release(h);
+}
+
+/*
+ * A key's sandbox is of the image it started from: re-acquired with the image unchanged it
+ * is the same sandbox (its work dir kept), re-acquired after the name was re-imported with
+ * other content it is a fresh one from the new image.
+ */
+static void a_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+{
+	(void)state;
+	char why[512];
+	if (!bwrap_fixture_usable(why, sizeof why)) {
+		printf("skip bwrap: %s\n", why);
+		skip();
+	}
+	import_marker("moving", "v1");
+	char extra[300];
+	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
+	backend_fixture fx;
+	msb_error err = MSB_ERROR_INIT;
+	if (bwrap_fixture_open(&fx, NULL, extra, &err) != MSB_OK)
+		fail_msg("open bwrap: %s", msb_error_message(&err));
+	moving_prints(&fx, "cat /etc/marker; echo kept > w", "v1");
+	moving_prints(&fx, "cat /etc/marker w", "v1kept\n");
+	import_marker("moving", "v2");
+	moving_prints(&fx, "cat /etc/marker; cat w 2>/dev/null; true", "v2");
+	backend_dispose(&fx, "moving", NULL);
+	backend_fixture_close(&fx);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", fx.state);
+}
+
 /* The process backend has no image to give but the host's, and says so rather than run. */
 /*
  * qemu: the image as a read-only erofs disk under an overlay, built once per digest and
@@ -231,6 +296,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bwrap_runs_store_images),
 		cmocka_unit_test(gvisor_runs_store_images),
+		cmocka_unit_test(a_reimported_image_is_not_served_by_the_old_sandbox),
 		cmocka_unit_test(qemu_runs_store_images),
 		cmocka_unit_test(process_refuses_any_image_but_host),
 	};

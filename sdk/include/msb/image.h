@@ -56,6 +56,13 @@ msb_errc msb_images_read(const msb_node *config, msb_images *out, msb_error *err
  */
 msb_errc msb_images_resolve(const msb_images *images, const char *backend, const char *image,
 			    const char **root, msb_error *err);
+/*
+ * What a sandbox of `image` starts from, for msb_boundary.identity: the root directory
+ * msb_images_resolve gives ("" for "host"). A store image's root is named by its digest, so a
+ * name re-imported with other content resolves to another identity.
+ */
+msb_errc msb_images_identity(const msb_images *images, const char *backend, const char *image,
+			     char *out, size_t size, msb_error *err);
 void msb_images_free(msb_images *images);
 
 #ifdef __cplusplus
