@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,32 +23,20 @@
 
 #include "qemu_internal.h"
 
-extern char **environ;
-
 #define BLOCK_NAME "rootfs.erofs"
 
-/* mkfs.erofs -zlz4 <tmp> <root>, its stderr kept in <tmp>.log for the refusal. */
+/* mkfs.erofs -zlz4 <tmp> <root>, run as QEMU is; its stderr kept in <tmp>.log for the refusal. */
 static msb_errc build_block(const qemu_ctx *ctx, const char *root, const char *tmp,
 			    msb_error *err)
 {
 	char log[4300];
 	snprintf(log, sizeof log, "%s.log", tmp);
 	char *argv[] = { ctx->mkfs_erofs, "-zlz4", "--quiet", (char *)tmp, (char *)root, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	pid_t pid;
-	int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (e != 0)
-		return msb_error_set_errno(err, MSB_E_BACKEND, e, "backend qemu: cannot run %s "
-					   "(install erofs-utils, or set mkfs_erofs:)", argv[0]);
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: waitpid");
+	msb_errc rc = qemu_launch_run(argv, log, &status, err);
+	if (rc)
+		return msb_error_prefix(err, "backend qemu: an image's disk is built with erofs-utils "
+					"(install it, or set mkfs_erofs:)");
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		unlink(log);
 		return MSB_OK;

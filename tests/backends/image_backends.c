@@ -52,6 +52,16 @@ static void import_all(void)
 	assert_int_equal(msb_image_import(scratch.store, "rootfs", src, NULL, NULL, &err), MSB_OK);
 }
 
+/* Close the plugin and remove its state directory. */
+static void close_and_remove(backend_fixture *fx)
+{
+	backend_fixture_close(fx);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->state);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", fx->state);
+}
+
 /* In the sandbox of `image`, `script` (run by the image's busybox sh) prints `want`. */
 static void runs(backend_fixture *fx, const char *image, const char *script, const char *want)
 {
@@ -76,6 +86,22 @@ static void runs(backend_fixture *fx, const char *image, const char *script, con
 	backend_dispose(fx, image, NULL);
 }
 
+/* Image "absent" is refused (MSB_E_VALUE, the message holding `says`); nothing is left. */
+static void absent_is_refused(backend_fixture *fx, const char *says)
+{
+	msb_spec s = spec;
+	s.image = "absent";
+	msb_key k = backend_key("absent", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx->ops->acquire(fx->self, &k, &s, &h, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), says));
+	msb_error_clear(&err);
+	msb_disposal_failure f = { 0 };
+	fx->ops->dispose(fx->self, &k, &f);
+	msb_disposal_failure_free(&f);
+}
+
 static void run_on(const engine *e)
 {
 	char why[512];
@@ -97,21 +123,8 @@ static void run_on(const engine *e)
 	runs(&fx, "rootfs", "cat /etc/marker; test -e /usr/bin/python3 || echo no-host-usr",
 	     "rootfs\nno-host-usr\n");
 	/* A name in neither config images: nor the store is refused, naming the store. */
-	msb_spec s = spec;
-	s.image = "absent";
-	msb_key k = backend_key("absent", NULL);
-	msb_sandbox_handle *h = NULL;
-	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_VALUE);
-	assert_non_null(strstr(msb_error_message(&err), scratch.store));
-	msb_error_clear(&err);
-	msb_disposal_failure f = { 0 };
-	fx.ops->dispose(fx.self, &k, &f);
-	msb_disposal_failure_free(&f);
-	backend_fixture_close(&fx);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", fx.state);
+	absent_is_refused(&fx, scratch.store);
+	close_and_remove(&fx);
 }
 
 static void bwrap_runs_store_images(void **state)
@@ -186,11 +199,7 @@ static void a_reimported_image_is_not_served_by_the_old_sandbox(void **state)
 	import_marker("moving", "v2");
 	moving_prints(&fx, "cat /etc/marker; cat w 2>/dev/null; true", "v2");
 	backend_dispose(&fx, "moving", NULL);
-	backend_fixture_close(&fx);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", fx.state);
+	close_and_remove(&fx);
 }
 
 /* The process backend has no image to give but the host's, and says so rather than run. */
@@ -238,16 +247,7 @@ static void qemu_runs_store_images(void **state)
 	snprintf(block, sizeof block, "%s/rootfs.erofs", r.dir);
 	assert_int_equal(access(block, R_OK), 0);
 	msb_image_record_free(&r);
-	msb_spec s = spec;
-	s.image = "absent";
-	msb_key k = backend_key("absent", NULL);
-	msb_sandbox_handle *h = NULL;
-	assert_int_equal(fx.ops->acquire(fx.self, &k, &s, &h, &err), MSB_E_VALUE);
-	assert_non_null(strstr(msb_error_message(&err), "image \"absent\" refused"));
-	msb_error_clear(&err);
-	msb_disposal_failure f = { 0 };
-	fx.ops->dispose(fx.self, &k, &f);
-	msb_disposal_failure_free(&f);
+	absent_is_refused(&fx, "image \"absent\" refused");
 	backend_fixture_close(&fx);
 	assert_int_equal(qemu_fixture_leaks(&fx), 0);
 }
@@ -273,11 +273,7 @@ static void process_refuses_any_image_but_host(void **state)
 	msb_disposal_failure f = { 0 };
 	fx.ops->dispose(fx.self, &k, &f);
 	msb_disposal_failure_free(&f);
-	backend_fixture_close(&fx);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", fx.state);
+	close_and_remove(&fx);
 }
 
 int main(void)

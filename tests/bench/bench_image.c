@@ -14,20 +14,9 @@
 
 #include <msb/image_store.h>
 
+#include "bench_stats.h"
+
 #define ROUNDS 3
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
@@ -64,24 +53,23 @@ int main(void)
 		snprintf(store, sizeof store, "%s/store-%d", dir, i);
 		sh("mkdir -p '%s'", out);
 		sync();
-		double t0 = now();
+		double t0 = (bench_now_ms() / 1000.0);
 		if (sh("tar -C '%s' -xf '%s'", out, layer) != 0)
 			return 1;
-		tar_s[i] = now() - t0;
+		tar_s[i] = (bench_now_ms() / 1000.0) - t0;
 		msb_error err = MSB_ERROR_INIT;
 		sync();
-		t0 = now();
+		t0 = (bench_now_ms() / 1000.0);
 		if (msb_image_import(store, "bench", layer, NULL, NULL, &err) != MSB_OK) {
 			fprintf(stderr, "import: %s\n", msb_error_message(&err));
 			return 1;
 		}
-		imp_s[i] = now() - t0;
+		imp_s[i] = (bench_now_ms() / 1000.0) - t0;
 		sh("rm -rf '%s' '%s'", out, store);
 	}
-	qsort(tar_s, ROUNDS, sizeof *tar_s, cmp);
-	qsort(imp_s, ROUNDS, sizeof *imp_s, cmp);
+	double tar_med = bench_median(tar_s, ROUNDS), imp_med = bench_median(imp_s, ROUNDS);
 	printf("image import of %s: median %.3f s; bare tar -x %.3f s; ratio %.2fx (target <= 1.5x)\n",
-	       layer, imp_s[ROUNDS / 2], tar_s[ROUNDS / 2], imp_s[ROUNDS / 2] / tar_s[ROUNDS / 2]);
+	       layer, imp_med, tar_med, imp_med / tar_med);
 	sh("rm -rf '%s'", dir);
 	return 0;
 }

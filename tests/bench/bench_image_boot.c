@@ -17,24 +17,13 @@
 
 #include <msb/image_store.h>
 
+#include "bench_stats.h"
+
 #define ROUNDS 3
 #define B MSB_TOP_BUILDDIR
 
 static char yaml[128], state[64];
 
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
@@ -52,17 +41,16 @@ static double cold(const char *kind, const char *cmd)
 {
 	double t[ROUNDS];
 	for (int i = 0; i < ROUNDS; i++) {
-		double t0 = now();
+		double t0 = (bench_now_ms() / 1000.0);
 		int rc = sh(B "/core/cli/msb -c %s exec %s --scope bench --thread %s%d -- %s "
 			    ">/dev/null", yaml, kind, kind, i, cmd);
-		t[i] = now() - t0;
+		t[i] = (bench_now_ms() / 1000.0) - t0;
 		sh(B "/core/cli/msb -c %s dispose --scope bench --thread %s%d >/dev/null", yaml,
 		   kind, i);
 		if (rc != 0)
 			return -1;
 	}
-	qsort(t, ROUNDS, sizeof *t, cmp);
-	return t[ROUNDS / 2];
+	return bench_median(t, ROUNDS);
 }
 
 static void pair(const char *what, const char *kind, const char *cmd, const char *base_kind,

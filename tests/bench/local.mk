@@ -108,11 +108,11 @@ tests_bench_bench_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_cgroup_LDADD = sdk/libmsb-sdk.la
 
 BENCHES += tests/bench/bench_image
-tests_bench_bench_image_SOURCES = tests/bench/bench_image.c
+tests_bench_bench_image_SOURCES = tests/bench/bench_image.c tests/bench/bench_stats.h
 tests_bench_bench_image_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_image_LDADD = sdk/libmsb-sdk.la
 
 BENCHES += tests/bench/bench_image_boot
-tests_bench_bench_image_boot_SOURCES = tests/bench/bench_image_boot.c
+tests_bench_bench_image_boot_SOURCES = tests/bench/bench_image_boot.c tests/bench/bench_stats.h
 tests_bench_bench_image_boot_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_image_boot_LDADD = sdk/libmsb-sdk.la
