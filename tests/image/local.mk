@@ -15,3 +15,6 @@ tests_image_test_image_import_SOURCES = tests/image/test_image_import.c $(IMAGE_
 tests_image_test_image_import_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_image_test_image_import_CFLAGS = $(IMAGE_TEST_CFLAGS)
 tests_image_test_image_import_LDADD = $(IMAGE_TEST_LIBS)
+# `msb image` end to end (the command as a process).
+TESTS += tests/image/cli_image.sh
+EXTRA_DIST += tests/image/cli_image.sh
