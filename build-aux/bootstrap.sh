@@ -96,6 +96,10 @@ demo)
 	unset MSB_QEMU_GUEST # the installed msb finds its installed guest
 	msb -c conf/sandbox.yaml check
 	msb -c conf/sandbox.yaml exec shell --scope demo --thread t1 -- uname -a
+	# The default python image: debootstrap once (cached in /var/cache/msb/images), imported
+	# into the store; then a Python program in a microVM.
+	sh build-aux/python-image.sh "$(command -v msb)"
+	msb -c conf/sandbox.yaml run-code python --scope demo --thread t1 -e 'import sys; print(sys.version)'
 	msb -c conf/sandbox.yaml dispose --scope demo --thread t1
 	;;
 check)

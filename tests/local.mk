@@ -8,6 +8,7 @@ include tests/tools/local.mk
 include tests/config/local.mk
 include tests/cli/local.mk
 include tests/files/local.mk
+include tests/image/local.mk
 include tests/agent/local.mk
 include tests/backends/local.mk
 include tests/conformance/local.mk

@@ -303,6 +303,14 @@ static msb_errc launch_limited(const msb_bwrap_launch *launch, const msb_cgroup 
 	return rc;
 }
 
+/* A sandbox is of the image root it started from: a re-imported image is a new one. */
+static msb_errc bwrap_identity(void *p, const msb_spec *spec, char *out, size_t size,
+			       msb_error *err)
+{
+	const bwrap_ctx *ctx = p;
+	return msb_images_identity(&ctx->cfg.images, "bwrap", spec->image, out, size, err);
+}
+
 static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	bwrap_ctx *ctx = p;
@@ -415,6 +423,7 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 	b.start = bwrap_start;
 	b.stop = bwrap_stop;
 	b.pid_ends_all = true;
+	b.identity = bwrap_identity;
 	static const char *const keys[] = { MSB_BWRAP_CONFIG_KEYS, NULL };
 	return msb_driver_init(&b, config, host, keys, self, err);
 }

@@ -36,7 +36,7 @@
 #define MSB_BWRAP_PIDS_MIN 7
 
 #define MSB_BWRAP_CONFIG_KEYS                                                          \
-	"bwrap", "images", "memory", "pids", "cpus", "tmp_size", "user", "group",     \
+	"bwrap", "images", "images_dir", "memory", "pids", "cpus", "tmp_size", "user", "group",     \
 		"cgroup_parent", "stop_timeout", "id_base", "id_count"
 
 typedef struct msb_bwrap_config {

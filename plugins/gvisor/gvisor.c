@@ -116,6 +116,14 @@ static msb_errc make_cgroup(const gvisor_ctx *ctx, const msb_driver_box *box, ms
 	return rc;
 }
 
+/* A sandbox is of the image root it started from: a re-imported image is a new one. */
+static msb_errc gvisor_identity(void *p, const msb_spec *spec, char *out, size_t size,
+				msb_error *err)
+{
+	const gvisor_ctx *ctx = p;
+	return msb_images_identity(&ctx->images, "gvisor", spec->image, out, size, err);
+}
+
 static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	const gvisor_ctx *ctx = p;
@@ -348,6 +356,7 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	b.start = gvisor_start;
 	b.stop = gvisor_stop;
 	b.alive = gvisor_alive;
+	b.identity = gvisor_identity;
 	/* Stop kills by cgroup, which holds every process the sandbox has: no SHUTDOWN first. */
 	b.pid_ends_all = true;
 	b.configure = parse_config;

@@ -12,7 +12,7 @@
 #include <msb/driver.h>
 #include <msb/image.h>
 
-#define GVISOR_CONFIG_KEYS "runsc", "platform", "memory", "pids", "cpus", "images", "tmp_size"
+#define GVISOR_CONFIG_KEYS "runsc", "platform", "memory", "pids", "cpus", "images", "images_dir", "tmp_size"
 
 typedef struct gvisor_ctx {
 	char *runsc;          /* the engine */

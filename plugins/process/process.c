@@ -257,6 +257,12 @@ static msb_errc prepare_uid(const process_ctx *pc, const msb_driver_box *box, ms
 static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *err)
 {
 	const process_ctx *pc = ctx;
+	/* A process shares the host's filesystem: the host's is the one image it can run. */
+	const char *image = box->spec->image;
+	if (image && *image && strcmp(image, "host"))
+		return msb_error_set(err, MSB_E_VALUE, "backend process: image \"%s\" refused: a "
+				     "process sandbox runs on the host's filesystem, so only "
+				     "\"host\" or no image can run here", image);
 	msb_errc rc = prepare_uid(pc, box, err);
 	if (rc != MSB_OK)
 		return rc;

@@ -8,6 +8,7 @@ plugins_qemu_qemu_la_SOURCES = \
 	plugins/qemu/qemu_guest.c \
 	plugins/qemu/qemu_launch.c \
 	plugins/qemu/qemu_accel.c \
+	plugins/qemu/qemu_image.c \
 	plugins/qemu/relay_spawn.c \
 	plugins/qemu/relay.h \
 	plugins/qemu/initramfs.c \

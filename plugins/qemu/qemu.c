@@ -29,6 +29,7 @@
 
 #include <msb/backend.h>
 #include <msb/driver.h>
+#include <msb/image_store.h>
 #include <msb/unix_socket.h>
 
 #include "qemu_internal.h"
@@ -49,6 +50,9 @@ static void ctx_free(void *p)
 	if (!ctx)
 		return;
 	free(ctx->guest_dir);
+	free(ctx->images_dir);
+	free(ctx->mkfs_erofs);
+	qemu_image_run_code_free(ctx);
 	free(ctx->init_path);
 	free(ctx->relay_path);
 	free(ctx->qemu);
@@ -105,10 +109,12 @@ static msb_errc await_ready(const qemu_ctx *ctx, const msb_driver_box *box, int 
 }
 
 static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
-		       msb_error *err)
+		       const char *block, msb_error *err)
 {
 	qemu_accel accel = qemu_accel_resolve(ctx, box->config->state_dir);
-	char **argv = qemu_launch_argv(ctx, accel, box->dir, initrd, NULL, true);
+	char **base = qemu_launch_argv(ctx, accel, box->dir, initrd, NULL, true);
+	/* A store image's disk goes after everything else QEMU is told. */
+	char **argv = base && block ? qemu_image_argv(base, block) : base;
 	char *err_path = msb_driver_path(box->dir, "qemu.err");
 	msb_errc rc = argv && err_path ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	int status = 0;
@@ -120,7 +126,14 @@ static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const cha
 		rc = msb_error_set(err, MSB_E_BACKEND, "backend qemu: sandbox %s: %s failed to start "
 				   "the VM (status %d): %s", box->name, ctx->qemu, status, tail);
 	}
-	free(argv);
+	if (argv && argv != base) {
+		size_t n = 0;
+		while (base[n])
+			n++;
+		free(argv[n + 1]);
+		free(argv);
+	}
+	free(base);
 	free(err_path);
 	char *pid_path = msb_driver_path(box->dir, "qemu.pid");
 	pid_t pid = rc == MSB_OK ? msb_driver_read_pid_file(pid_path) : 0;
@@ -205,29 +218,44 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 				     "plugins/qemu/fetch-guest.sh %s (or set guest_dir)",
 				     ctx->guest_dir, ctx->guest_dir);
 	/*
-	 * The guest's root is the initramfs: busybox and the agent. There is no image store to
-	 * resolve another name from, and running a spec that asked for one in it would be a
-	 * silent substitution.
+	 * "busybox" (or no image) is the initramfs alone: busybox and the agent. Any other name
+	 * is a store image, as a read-only disk under an overlay; one the store does not have
+	 * is refused, never replaced by busybox.
 	 */
 	const char *image = box->spec->image;
-	if (image && *image && strcmp(image, "busybox"))
-		return msb_error_set(err, MSB_E_VALUE, "backend qemu: image \"%s\" refused: the "
-				     "microVM's root is its initramfs (busybox and the agent); only "
-				     "\"busybox\" or no image can run here", image);
+	char *block = NULL;
+	if (image && *image && strcmp(image, "busybox")) {
+		msb_errc irc = qemu_image_block(ctx, image, &block, err);
+		if (irc)
+			return irc;
+	}
 	/* QEMU reads ',' in an option value as a separator; a state path holding one would split. */
-	if (strchr(box->dir, ','))
+	if (strchr(box->dir, ',')) {
+		free(block);
 		return msb_error_set(err, MSB_E_CONFIG, "backend qemu: state_dir %s refused: QEMU "
 				     "cannot take a path holding ','", box->config->state_dir);
+	}
 	char *blob = NULL;
 	size_t len = 0;
 	char *initrd = msb_driver_path(box->dir, "initramfs.cpio");
-	msb_errc rc = initrd ? agent_args(box, &blob, &len, err)
+	/* An image with a runtime of its own (image_run_code:) runs programs with it. */
+	msb_driver_config cfg = *box->config;
+	msb_driver_box with_runtime = *box;
+	const char *const *runtime = qemu_image_run_code_for(ctx, image);
+	if (runtime) {
+		cfg.agent.run_code = runtime;
+		with_runtime.config = &cfg;
+	}
+	msb_errc rc = initrd ? agent_args(&with_runtime, &blob, &len, err)
 			     : msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	if (rc == MSB_OK)
+	if (rc == MSB_OK && block)
+		rc = qemu_guest_initramfs_image(ctx, box->config->agent_path, initrd, blob, len, err);
+	else if (rc == MSB_OK)
 		rc = qemu_guest_initramfs(ctx, box->config->agent_path, initrd, blob, len, false, err);
 	free(blob);
 	if (rc == MSB_OK)
-		rc = launch(ctx, box, initrd, err);
+		rc = launch(ctx, box, initrd, block, err);
+	free(block);
 	/* QEMU copied the archive into guest memory at start: the file has done its job. */
 	if (initrd)
 		unlink(initrd);
@@ -293,13 +321,38 @@ static char *dup_default(const char *env, const char *fallback)
 	return strdup(v && *v ? v : fallback);
 }
 
+/* A sandbox is of the store image digest it booted: a re-imported image is a new one. */
+static msb_errc qemu_identity(void *p, const msb_spec *spec, char *out, size_t size,
+			      msb_error *err)
+{
+	const qemu_ctx *ctx = p;
+	out[0] = '\0';
+	if (!spec->image || !*spec->image || !strcmp(spec->image, "busybox"))
+		return MSB_OK;
+	msb_image_record rec;
+	msb_error lookup = MSB_ERROR_INIT;
+	/* Not found is the start's refusal to make, with its own words; nothing recorded. */
+	if (msb_image_inspect(ctx->images_dir, spec->image, &rec, &lookup) == MSB_OK) {
+		snprintf(out, size, "%s", rec.digest);
+		msb_image_record_free(&rec);
+	}
+	msb_error_clear(&lookup);
+	(void)err;
+	return MSB_OK;
+}
+
 static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_config *driver,
 			     msb_error *err)
 {
 	(void)driver;
 	qemu_ctx *ctx = p;
 	const char *guest = NULL, *init = NULL, *relay = NULL, *qemu = NULL, *accel = NULL;
+	const char *images = NULL, *mkfs = NULL;
 	msb_errc rc = msb_node_string(config, "guest_dir", &guest, err);
+	if (rc == MSB_OK)
+		rc = msb_node_string(config, "images_dir", &images, err);
+	if (rc == MSB_OK)
+		rc = msb_node_string(config, "mkfs_erofs", &mkfs, err);
 	if (rc == MSB_OK)
 		rc = msb_node_string(config, "init", &init, err);
 	if (rc == MSB_OK)
@@ -312,6 +365,8 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 		rc = msb_node_size(config, "memory", &ctx->memory, err);
 	if (rc == MSB_OK)
 		rc = msb_node_seconds(config, "boot_timeout", &ctx->boot_timeout, err);
+	if (rc == MSB_OK)
+		rc = qemu_image_run_code_read(ctx, config, err);
 	if (rc != MSB_OK)
 		return rc;
 	if (accel && !strcmp(accel, "kvm"))
@@ -333,7 +388,10 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	ctx->relay_path = relay ? strdup(relay)
 				: dup_default("MSB_QEMU_RELAY", MSB_LIBEXECDIR "/msb-qemu-relay");
 	ctx->qemu = strdup(qemu ? qemu : "/usr/bin/qemu-system-x86_64");
-	if (!ctx->guest_dir || !ctx->init_path || !ctx->relay_path || !ctx->qemu)
+	ctx->images_dir = strdup(images ? images : msb_image_store_default_dir());
+	ctx->mkfs_erofs = strdup(mkfs ? mkfs : "/usr/bin/mkfs.erofs");
+	if (!ctx->guest_dir || !ctx->init_path || !ctx->relay_path || !ctx->qemu ||
+	    !ctx->images_dir || !ctx->mkfs_erofs)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	return MSB_OK;
 }
@@ -353,6 +411,7 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.start = qemu_start;
 	b.stop = qemu_stop;
 	b.alive = qemu_alive;
+	b.identity = qemu_identity;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);

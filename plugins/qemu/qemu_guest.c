@@ -30,6 +30,15 @@ static const char *const modules[] = {
 };
 #define N_MODULES (sizeof modules / sizeof modules[0])
 
+/* What a store image's root adds: its disk, its file system, and the overlay over it. */
+static const char *const image_modules[] = {
+	"kernel/drivers/block/virtio_blk.ko",
+	"kernel/lib/libcrc32c.ko",
+	"kernel/fs/erofs/erofs.ko",
+	"kernel/fs/overlayfs/overlay.ko",
+};
+#define N_IMAGE_MODULES (sizeof image_modules / sizeof image_modules[0])
+
 static const char *const dirs[] = { "bin", "sbin", "usr", "usr/bin", "usr/sbin", "dev", "proc",
 				     "sys", "tmp", "msb", "lib", "lib/modules", "etc", "root" };
 #define N_DIRS (sizeof dirs / sizeof dirs[0])
@@ -118,9 +127,25 @@ static bool add_applets(entries *e, const char *guest_dir)
 	return ok;
 }
 
-msb_errc qemu_guest_initramfs(const qemu_ctx *ctx, const char *agent_path, const char *path,
-			      const char *agent_args, size_t args_len, bool probe_only,
-			      msb_error *err)
+/* Add module `rel` (under guest_dir/modules) to the archive and its line to `list`. */
+static bool add_module(entries *e, const char *guest_dir, const char *rel, char *list)
+{
+	char *host = join(e, guest_dir, "/modules/", rel);
+	struct stat st;
+	if (!host || stat(host, &st) != 0)
+		return host != NULL;
+	const char *base = strrchr(rel, '/') + 1;
+	char *guest = join(e, "lib/modules/", base, "");
+	bool ok = add(e, (msb_initramfs_entry){ guest, S_IFREG | 0644, host, NULL, 0 });
+	strcat(list, "/");
+	strcat(list, guest ? guest : "");
+	strcat(list, "\n");
+	return ok;
+}
+
+static msb_errc assemble(const qemu_ctx *ctx, const char *agent_path, const char *path,
+			 const char *agent_args, size_t args_len, bool probe_only, bool image,
+			 msb_error *err)
 {
 	entries e = { 0 };
 	bool ok = true;
@@ -137,19 +162,14 @@ msb_errc qemu_guest_initramfs(const qemu_ctx *ctx, const char *agent_path, const
 							  NULL, 0 });
 		ok = ok && add_applets(&e, ctx->guest_dir);
 		/* The load list names only modules this kernel ships as files. */
-		char list[N_MODULES * 64] = "";
-		for (size_t i = 0; ok && i < N_MODULES; i++) {
-			char *host = join(&e, ctx->guest_dir, "/modules/", modules[i]);
-			struct stat st;
-			if (!host || stat(host, &st) != 0)
-				continue;
-			const char *base = strrchr(modules[i], '/') + 1;
-			char *guest = join(&e, "lib/modules/", base, "");
-			ok = add(&e, (msb_initramfs_entry){ guest, S_IFREG | 0644, host, NULL, 0 });
-			strcat(list, "/");
-			strcat(list, guest ? guest : "");
-			strcat(list, "\n");
-		}
+		char list[(N_MODULES + N_IMAGE_MODULES) * 64] = "";
+		for (size_t i = 0; ok && i < N_MODULES; i++)
+			ok = add_module(&e, ctx->guest_dir, modules[i], list);
+		for (size_t i = 0; ok && image && i < N_IMAGE_MODULES; i++)
+			ok = add_module(&e, ctx->guest_dir, image_modules[i], list);
+		if (image)
+			ok = ok && add(&e, (msb_initramfs_entry){ "msb/image", S_IFREG | 0644, NULL,
+								  "erofs\n", 6 });
 		char *mods = keep(&e, strdup(list));
 		ok = ok && mods && add(&e, (msb_initramfs_entry){ "msb/modules", S_IFREG | 0644, NULL,
 								  mods, strlen(mods) });
@@ -158,4 +178,18 @@ msb_errc qemu_guest_initramfs(const qemu_ctx *ctx, const char *agent_path, const
 			 : msb_error_set(err, MSB_E_NOMEM, "qemu: out of memory assembling the guest");
 	entries_free(&e);
 	return rc;
+}
+
+msb_errc qemu_guest_initramfs(const qemu_ctx *ctx, const char *agent_path, const char *path,
+			      const char *agent_args, size_t args_len, bool probe_only,
+			      msb_error *err)
+{
+	return assemble(ctx, agent_path, path, agent_args, args_len, probe_only, false, err);
+}
+
+msb_errc qemu_guest_initramfs_image(const qemu_ctx *ctx, const char *agent_path,
+				    const char *path, const char *agent_args, size_t args_len,
+				    msb_error *err)
+{
+	return assemble(ctx, agent_path, path, agent_args, args_len, false, true, err);
 }

@@ -9,7 +9,8 @@
  * per port with the argv the host wrote to /msb/agent.args, and stays PID 1: it reaps
  * orphans, restarts an agent a signal killed, and powers the VM off when an agent exits
  * after the host's SHUTDOWN (QEMU's -no-reboot then turns the power-off into QEMU exiting),
- * so disposal needs no guest cooperation beyond that.
+ * so disposal needs no guest cooperation beyond that. With /msb/image it first makes a store
+ * image's disk the root (enter_image).
  *
  * All of this is on a cold start's critical path, on one TCG vCPU: each agent starts the
  * moment its port is named (the host is ready once one agent answered), and every wait is
@@ -108,6 +109,57 @@ static void load_modules(const char *list)
 		stage(line);
 	}
 	fclose(f);
+}
+
+/*
+ * A store image's root (/msb/image present, written by the host): the read-only erofs disk
+ * /dev/vda under an overlay whose upper layer is a tmpfs, so commands write where they like
+ * while the host's cached disk never changes. /proc, /sys and /dev move into it, the
+ * initramfs's /msb (the agent, its argv) is bound in, and PID 1 chroots there before any
+ * agent starts: the agent still comes from the initramfs, everything it runs from the image.
+ */
+#define IMAGE_DISK "/dev/vda"
+#define IMAGE_WAIT_MS 10000
+
+static void enter_image(void)
+{
+	if (access("/msb/image", F_OK) != 0)
+		return;
+	/* devtmpfs makes the node once virtio_blk's probe (asynchronous) has found the disk. */
+	struct timespec tick = { 0, 2 * 1000 * 1000 };
+	for (int waited = 0; access(IMAGE_DISK, F_OK) != 0; waited += 2) {
+		if (waited >= IMAGE_WAIT_MS)
+			die("the image disk %s did not appear", IMAGE_DISK);
+		nanosleep(&tick, NULL);
+	}
+	static const char *const dirs[] = { "/image", "/image/lower", "/image/rw", "/image/root" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		mkdir(dirs[i], 0755);
+	if (mount(IMAGE_DISK, "/image/lower", "erofs", MS_RDONLY, NULL) < 0)
+		die("mount %s (erofs): %s", IMAGE_DISK, strerror(errno));
+	if (mount("tmpfs", "/image/rw", "tmpfs", 0, "mode=0755") < 0)
+		die("mount the overlay's tmpfs: %s", strerror(errno));
+	mkdir("/image/rw/upper", 0755);
+	mkdir("/image/rw/work", 0755);
+	if (mount("overlay", "/image/root", "overlay", 0,
+		  "lowerdir=/image/lower,upperdir=/image/rw/upper,workdir=/image/rw/work") < 0)
+		die("mount the image's overlay: %s", strerror(errno));
+	static const char *const moved[] = { "/proc", "/sys", "/dev" };
+	for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++) {
+		char to[64];
+		snprintf(to, sizeof to, "/image/root%s", moved[i]);
+		mkdir(to, 0755);
+		if (mount(moved[i], to, NULL, MS_MOVE, NULL) < 0)
+			die("move %s into the image: %s", moved[i], strerror(errno));
+	}
+	mkdir("/image/root/msb", 0755);
+	if (mount("/msb", "/image/root/msb", NULL, MS_BIND, NULL) < 0)
+		die("bind /msb into the image: %s", strerror(errno));
+	mkdir("/image/root/tmp", 01777);
+	chmod("/image/root/tmp", 01777);
+	if (chdir("/image/root") < 0 || chroot(".") < 0 || chdir("/") < 0)
+		die("chroot into the image: %s", strerror(errno));
+	stage("image root");
 }
 
 /*
@@ -349,6 +401,7 @@ int main(int argc, char **argv)
 	int uevents = uevent_socket();
 	load_modules("/msb/modules");
 	stage("modules loaded");
+	enter_image();
 	pid1 p = { .args = read_args("/msb/agent.args") };
 	for (char **a = p.args; *a && a[1]; a++)
 		if (!strcmp(*a, "--work-dir"))

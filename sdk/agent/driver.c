@@ -171,6 +171,38 @@ static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const d
 	return rc;
 }
 
+#define DRIVER_IDENTITY_MAX 512
+
+/* <dir>/identity holds exactly `identity` ("" and no file are the same: nothing recorded). */
+static bool driver_identity_matches(const driver_paths *p, const char *identity)
+{
+	char *path = msb_driver_path(p->dir, "identity");
+	FILE *f = path ? fopen(path, "re") : NULL;
+	free(path);
+	char got[DRIVER_IDENTITY_MAX] = "";
+	size_t n = f ? fread(got, 1, sizeof got - 1, f) : 0;
+	got[n] = '\0';
+	if (f)
+		fclose(f);
+	return !strcmp(got, identity);
+}
+
+static msb_errc driver_identity_write(const driver_paths *p, const char *identity,
+				      msb_error *err)
+{
+	if (!identity[0])
+		return MSB_OK;
+	char *path = msb_driver_path(p->dir, "identity");
+	FILE *f = path ? fopen(path, "we") : NULL;
+	bool ok = f && fputs(identity, f) >= 0;
+	if (f && fclose(f) != 0)
+		ok = false;
+	msb_errc rc = ok ? MSB_OK : msb_error_set_errno(err, MSB_E_BACKEND, errno, "sandbox %s: "
+							 "writing its identity", p->name);
+	free(path);
+	return rc;
+}
+
 msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, const msb_spec *spec,
 			    msb_sandbox_handle **out, msb_error *err)
 {
@@ -195,9 +227,13 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 	}
 	struct stat st;
 	bool exists = lstat(h->paths.dir, &st) == 0;
-	if (exists && driver_meta_matches(&h->paths, &k, false))
+	char identity[DRIVER_IDENTITY_MAX] = "";
+	if (inst->boundary.identity)
+		rc = inst->boundary.identity(inst->boundary.ctx, spec, identity, sizeof identity, err);
+	if (rc == MSB_OK && exists && driver_meta_matches(&h->paths, &k, false) &&
+	    driver_identity_matches(&h->paths, identity))
 		h->client = connect_live(inst, &h->paths, 2.0);
-	if (!h->client) {
+	if (rc == MSB_OK && !h->client) {
 		/* Whatever is there is not a live sandbox of this key: clear it, start afresh. */
 		msb_disposal_failure f = { 0 };
 		bool left = exists && driver_teardown(inst, &h->paths, &f);
@@ -209,6 +245,8 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 		msb_disposal_failure_free(&f);
 		if (rc == MSB_OK)
 			rc = start_fresh(inst, &h->paths, &k, spec, &h->client, err);
+		if (rc == MSB_OK)
+			rc = driver_identity_write(&h->paths, identity, err);
 	}
 	/* A start that failed and was cleaned up leaves no sandbox: its lock file goes too. */
 	struct stat left;

@@ -7,7 +7,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <pthread.h>
+
 #include <msb/image.h>
+#include <msb/image_store.h>
+
+/* A root resolved from the store: kept for the msb_images' lifetime, as resolve promises. */
+struct msb_images_seen {
+	char *root;
+	struct msb_images_seen *next;
+};
+
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *const *msb_image_host_paths(void)
 {
@@ -41,6 +52,13 @@ static msb_errc read_image(const msb_node_pair *p, msb_image *img, msb_error *er
 msb_errc msb_images_read(const msb_node *config, msb_images *out, msb_error *err)
 {
 	memset(out, 0, sizeof *out);
+	const msb_node *dir = msb_node_get(config, "images_dir");
+	if (dir && (dir->kind != MSB_NODE_SCALAR || dir->scalar[0] != '/'))
+		return msb_node_error(err, dir, MSB_E_CONFIG,
+				      "images_dir: expected an absolute path to the image store");
+	out->store = strdup(dir ? dir->scalar : msb_image_store_default_dir());
+	if (!out->store)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	const msb_node *images = msb_node_get(config, "images");
 	if (!images || msb_node_is_null(images))
 		return MSB_OK;
@@ -69,14 +87,48 @@ msb_errc msb_images_resolve(const msb_images *images, const char *backend, const
 			*root = images->list[i].root;
 			return MSB_OK;
 		}
+	msb_image_record rec;
+	msb_error store_err = MSB_ERROR_INIT;
+	if (images->store && msb_image_inspect(images->store, image, &rec, &store_err) == MSB_OK) {
+		struct msb_images_seen *seen;
+		msb_errc rc = MSB_OK;
+		pthread_mutex_lock(&seen_lock);
+		for (seen = images->seen; seen && strcmp(seen->root, rec.root); seen = seen->next)
+			;
+		if (!seen && (seen = calloc(1, sizeof *seen))) {
+			seen->root = rec.root;
+			rec.root = NULL;
+			seen->next = images->seen;
+			((msb_images *)images)->seen = seen;
+		}
+		if (!seen)
+			rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+		else
+			*root = seen->root;
+		pthread_mutex_unlock(&seen_lock);
+		msb_image_record_free(&rec);
+		return rc;
+	}
+	msb_error_clear(&store_err);
 	char names[512] = "host";
 	for (size_t i = 0; i < images->len; i++) {
 		size_t used = strlen(names);
 		snprintf(names + used, sizeof names - used, ", %s", images->list[i].name);
 	}
 	return msb_error_set(err, MSB_E_VALUE, "backend %s: image \"%s\" is not configured for this "
-			     "backend (config.images names: %s), so there is no root to run it from",
-			     backend, image, names);
+			     "backend (config.images names: %s) nor in the image store %s, so there "
+			     "is no root to run it from", backend, image, names,
+			     images->store ? images->store : "(none)");
+}
+
+msb_errc msb_images_identity(const msb_images *images, const char *backend, const char *image,
+			     char *out, size_t size, msb_error *err)
+{
+	const char *root = NULL;
+	msb_errc rc = msb_images_resolve(images, backend, image, &root, err);
+	if (rc == MSB_OK)
+		snprintf(out, size, "%s", root ? root : "");
+	return rc;
 }
 
 void msb_images_free(msb_images *images)
@@ -86,5 +138,11 @@ void msb_images_free(msb_images *images)
 		free(images->list[i].root);
 	}
 	free(images->list);
+	free(images->store);
+	for (struct msb_images_seen *s = images->seen, *next; s; s = next) {
+		next = s->next;
+		free(s->root);
+		free(s);
+	}
 	memset(images, 0, sizeof *images);
 }

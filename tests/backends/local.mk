@@ -97,3 +97,16 @@ check_PROGRAMS += tests/backends/cgroup_mounts_threads
 TESTS += tests/backends/cgroup_mounts_threads
 tests_backends_cgroup_mounts_threads_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/sdk/cgroup
 tests_backends_cgroup_mounts_threads_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+
+# Store images (OCI layout, docker save, rootfs tarball) run on bwrap, gvisor and qemu.
+check_PROGRAMS += tests/backends/image_backends
+TESTS += tests/backends/image_backends
+tests_backends_image_backends_SOURCES = tests/backends/image_backends.c \
+	tests/backends/bwrap_fixture.h tests/backends/gvisor_fixture.h \
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h $(IMAGE_TEST_SOURCES)
+tests_backends_image_backends_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_backends_image_backends_CFLAGS = $(IMAGE_TEST_CFLAGS)
+tests_backends_image_backends_LDADD = core/libmsb.la $(IMAGE_TEST_LIBS) $(PTHREAD_LIBS)
+tests_backends_image_backends_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la plugins/process/process.la sdk/agent/msb-agent \
+	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay

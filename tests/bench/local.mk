@@ -114,3 +114,13 @@ bench-clients: core/cli/msb plugins/process/process.la sdk/agent/msb-agent
 	@echo "== tests/bench/bench_mcp.py"; $(PYTHON) $(top_srcdir)/tests/bench/bench_mcp.py $(abs_top_builddir)
 .PHONY: bench-clients
 EXTRA_DIST += tests/bench/bench_mcp.py
+
+BENCHES += tests/bench/bench_image
+tests_bench_bench_image_SOURCES = tests/bench/bench_image.c tests/bench/bench_stats.h
+tests_bench_bench_image_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_image_LDADD = sdk/libmsb-sdk.la
+
+BENCHES += tests/bench/bench_image_boot
+tests_bench_bench_image_boot_SOURCES = tests/bench/bench_image_boot.c tests/bench/bench_stats.h
+tests_bench_bench_image_boot_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_image_boot_LDADD = sdk/libmsb-sdk.la

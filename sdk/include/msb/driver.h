@@ -127,10 +127,19 @@ typedef struct msb_boundary {
 	 */
 	msb_errc (*configure)(void *ctx, const msb_node *config, const msb_driver_config *driver,
 			      msb_error *err);
+	/*
+	 * Appended. Optional: what the sandbox of `spec` is started from, as a string (a store
+	 * image's digest, an image root; "" for a built-in image), written beside the sandbox at
+	 * its start. A live sandbox of the same key whose recorded identity differs from what
+	 * the spec resolves to now (an image re-imported under its name) is not served: it is
+	 * torn down and started afresh. A failure fails the acquire.
+	 */
+	msb_errc (*identity)(void *ctx, const msb_spec *spec, char *out, size_t size,
+			     msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
-	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL }
+	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`

@@ -8,6 +8,9 @@
  *
  * "host" (or no image) is the host's programs and libraries and only the pieces of /etc a
  * program and a shell need; it cannot be redefined.
+ *
+ *   images_dir: /srv/msb/images        the image store (msb/image_store.h) a name not in
+ *                                      `images:` is looked up in (default: the store's own)
  */
 #ifndef MSB_IMAGE_H
 #define MSB_IMAGE_H
@@ -29,6 +32,9 @@ typedef struct msb_image {
 typedef struct msb_images {
 	msb_image *list;
 	size_t len;
+	/* Appended: the image store, and the roots resolved from it (kept until free). */
+	char *store;
+	struct msb_images_seen *seen;
 } msb_images;
 
 /*
@@ -43,11 +49,20 @@ const char *const *msb_image_host_paths(void);
 /* Read config `images:` (absent or null: none) into `out`, which msb_images_free frees. */
 msb_errc msb_images_read(const msb_node *config, msb_images *out, msb_error *err);
 /*
- * The root directory of `image` (NULL for "host" or no image); MSB_E_VALUE, naming the
- * images `backend` has, when it is not configured.
+ * The root directory of `image` (NULL for "host" or no image): a config `images:` entry
+ * first, else the image store's unpacked root for that name. MSB_E_VALUE, naming the images
+ * `backend` has and the store, when it is neither. The root stays valid until
+ * msb_images_free. Thread-safe.
  */
 msb_errc msb_images_resolve(const msb_images *images, const char *backend, const char *image,
 			    const char **root, msb_error *err);
+/*
+ * What a sandbox of `image` starts from, for msb_boundary.identity: the root directory
+ * msb_images_resolve gives ("" for "host"). A store image's root is named by its digest, so a
+ * name re-imported with other content resolves to another identity.
+ */
+msb_errc msb_images_identity(const msb_images *images, const char *backend, const char *image,
+			     char *out, size_t size, msb_error *err);
 void msb_images_free(msb_images *images);
 
 #ifdef __cplusplus
