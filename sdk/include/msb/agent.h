@@ -168,6 +168,15 @@ msb_errc msb_agent_frame_write(int fd, uint16_t type, uint32_t id, const msb_buf
 msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
 			      msb_buf *payload, bool *eof, msb_error *err);
 
+/*
+ * msb_agent_frame_read with a bound of the caller's below MSB_AGENT_MAX_PAYLOAD: what the
+ * request allowed (a host's caps say how large an honest answer can be). A frame whose
+ * header says more is refused (MSB_E_PROTOCOL) before a byte of it is allocated; its body
+ * is read and dropped 64 KiB at a time, so the stream stays in step.
+ */
+msb_errc msb_agent_frame_read_max(int fd, int64_t deadline_ms, uint32_t max_len,
+				  msb_agent_header *h, msb_buf *payload, bool *eof, msb_error *err);
+
 /* CLOCK_MONOTONIC now, in ms: the clock deadlines are measured on. */
 int64_t msb_agent_now_ms(void);
 
