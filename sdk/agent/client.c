@@ -119,9 +119,17 @@ static msb_errc read_reply(msb_agent_client *c, const conn *cn, uint16_t type, u
 	do {
 		memset(&h, 0, sizeof h);
 		rc = msb_agent_frame_read_max(cn->rfd, deadline, max_reply, &h, reply, NULL, err);
-		stale = (rc == MSB_OK || (rc == MSB_E_PROTOCOL && h.length > max_reply)) &&
-			!c->socket_path && h.version == MSB_AGENT_PROTOCOL_VERSION && h.id != id &&
+		bool over = rc == MSB_E_PROTOCOL && h.magic == MSB_AGENT_MAGIC && h.length > max_reply;
+		stale = (rc == MSB_OK || over) && !c->socket_path &&
+			h.version == MSB_AGENT_PROTOCOL_VERSION && h.id != id &&
 			(h.type & MSB_AGENT_REPLY) && (int32_t)(id - h.id) > 0;
+		/* A connection of its own is dropped after a refusal; a shared stream cannot be. */
+		if (over && !c->socket_path) {
+			msb_error skip = MSB_ERROR_INIT;
+			if (msb_agent_frame_skip(cn->rfd, deadline, h.length, &skip) != MSB_OK)
+				stale = false;
+			msb_error_clear(&skip);
+		}
 		if (stale && rc != MSB_OK)
 			msb_error_clear(err);
 	} while (stale);

@@ -132,6 +132,9 @@ static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double
 				     msb_agent_reply_bound(2 * most), &reply, err);
 	if (rc == MSB_OK)
 		rc = parse_exec_reply(type, &reply, most, res, err);
+	else if (rc == MSB_E_PROTOCOL)
+		msb_error_prefix(err, "%s allowed %" PRIu64 " bytes per stream: ",
+				 msb_agent_type_name(type), most);
 	if (rc != MSB_OK)
 		msb_exec_result_free(res);
 	msb_buf_free(&reply);

@@ -278,11 +278,7 @@ msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
 	return msb_agent_frame_read_max(fd, deadline_ms, MSB_AGENT_MAX_PAYLOAD, h, payload, eof, err);
 }
 
-/*
- * Skip a refused frame's body without holding it: 64 KiB at a time, so a peer's say-so
- * costs no memory, and a shared stream stays in step for the next frame.
- */
-static msb_errc skip_body(int fd, size_t n, int64_t deadline_ms, msb_error *err)
+msb_errc msb_agent_frame_skip(int fd, int64_t deadline_ms, size_t n, msb_error *err)
 {
 	unsigned char chunk[65536];
 	while (n > 0) {
@@ -312,13 +308,10 @@ msb_errc msb_agent_frame_read_max(int fd, int64_t deadline_ms, uint32_t max_len,
 	if (rc != MSB_OK)
 		return rc;
 	if (h->length > max_len) {
-		msb_errc skipped = skip_body(fd, h->length, deadline_ms, err);
 		msb_buf_free(payload);
-		if (skipped != MSB_OK)
-			return skipped;
 		return msb_error_set(err, MSB_E_PROTOCOL,
 				     "agent protocol: a %u-byte %s frame is over the %u bytes its "
-				     "request allows; refused unread", h->length,
+				     "request allows; refused before it was read", h->length,
 				     msb_agent_type_name(h->type & ~MSB_AGENT_REPLY), max_len);
 	}
 	/*

@@ -97,3 +97,12 @@ check_PROGRAMS += tests/backends/cgroup_mounts_threads
 TESTS += tests/backends/cgroup_mounts_threads
 tests_backends_cgroup_mounts_threads_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/sdk/cgroup
 tests_backends_cgroup_mounts_threads_LDADD = sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+
+# The host holds its configured caps against a forged agent (tests/agent/forged_agent).
+check_PROGRAMS += tests/backends/forged_caps
+TESTS += tests/backends/forged_caps
+tests_backends_forged_caps_SOURCES = tests/backends/forged_caps.c tests/backends/backend_fixture.h
+tests_backends_forged_caps_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_forged_caps_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_forged_caps_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	tests/agent/forged_agent plugins/process/process.la

@@ -171,11 +171,14 @@ msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
 /*
  * msb_agent_frame_read with a bound of the caller's below MSB_AGENT_MAX_PAYLOAD: what the
  * request allowed (a host's caps say how large an honest answer can be). A frame whose
- * header says more is refused (MSB_E_PROTOCOL) before a byte of it is allocated; its body
- * is read and dropped 64 KiB at a time, so the stream stays in step.
+ * header says more is refused (MSB_E_PROTOCOL, *h filled) before a byte of its body is
+ * read or allocated; `payload` is left empty. A caller that must keep a shared stream in
+ * step drops the body with msb_agent_frame_skip.
  */
 msb_errc msb_agent_frame_read_max(int fd, int64_t deadline_ms, uint32_t max_len,
 				  msb_agent_header *h, msb_buf *payload, bool *eof, msb_error *err);
+/* Read and drop `n` bytes, 64 KiB at a time: a refused frame's body, costing no memory. */
+msb_errc msb_agent_frame_skip(int fd, int64_t deadline_ms, size_t n, msb_error *err);
 
 /* CLOCK_MONOTONIC now, in ms: the clock deadlines are measured on. */
 int64_t msb_agent_now_ms(void);
