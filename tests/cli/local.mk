@@ -2,3 +2,6 @@
 # and the loader's fixture plugins (which therefore build first).
 TESTS += tests/cli/cli.sh
 EXTRA_DIST += tests/cli/cli.sh
+# Host input read with a bound (issue 17): put, --stdin, run-code, sandbox.yaml.
+TESTS += tests/cli/cli_bounds.sh
+EXTRA_DIST += tests/cli/cli_bounds.sh
