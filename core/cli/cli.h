@@ -139,5 +139,11 @@ msb_errc msb_cli_read_bounded(int fd, const char *what, uint64_t cap, msb_buf *b
  * return the exit status msb should end with — the guest's own, 124 when it timed out.
  */
 int msb_cli_result(const msb_exec_result *res, double timeout);
+/*
+ * --timeout SEC of exec and run-code: a positive duration. 0 is refused rather than passed
+ * on, where it would mean "the backend's default" and then be reported as a 0 s timeout.
+ * Returns 0, or the usage error's status.
+ */
+int msb_cli_timeout_option(const char *arg, double *timeout);
 
 #endif

@@ -35,11 +35,9 @@ int msb_cmd_exec(int argc, char **argv)
 		if (msb_cli_key_option(&key, c, optarg))
 			continue;
 		if (c == OPT_TIMEOUT) {
-			if (msb_parse_seconds(optarg, &req.timeout, &err) != MSB_OK) {
-				int status = msb_cli_usage_error("--timeout: %s", msb_error_message(&err));
-				msb_error_clear(&err);
+			int status = msb_cli_timeout_option(optarg, &req.timeout);
+			if (status)
 				return status;
-			}
 		} else if (c == OPT_WORKDIR) {
 			req.working_directory = optarg;
 		} else if (c == OPT_STDIN) {

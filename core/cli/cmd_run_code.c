@@ -33,11 +33,9 @@ int msb_cmd_run_code(int argc, char **argv)
 		if (c == 'e') {
 			code = optarg;
 		} else if (c == OPT_TIMEOUT) {
-			if (msb_parse_seconds(optarg, &timeout, &err) != MSB_OK) {
-				int status = msb_cli_usage_error("--timeout: %s", msb_error_message(&err));
-				msb_error_clear(&err);
+			int status = msb_cli_timeout_option(optarg, &timeout);
+			if (status)
 				return status;
-			}
 		} else if (msb_cli_common_option(c, usage) != 1) {
 			return msb_cli_usage_error("unknown option");
 		}
