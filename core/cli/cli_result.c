@@ -8,6 +8,15 @@
 
 #include "cli.h"
 
+/* What the kill reached, as the backend said it: never more than it said. */
+static const char *reach_words(unsigned char reach)
+{
+	return reach == MSB_REACH_TREE ? ", with everything it started"
+	     : reach == MSB_REACH_GROUP ? " with its process group; what it started outside the "
+					  "group may still be running"
+	     : "";
+}
+
 int msb_cli_result(const msb_exec_result *res, double timeout)
 {
 	int status = res->timed_out ? MSB_EXIT_TIMEOUT : res->exit_code;
@@ -17,8 +26,10 @@ int msb_cli_result(const msb_exec_result *res, double timeout)
 		msb_json_bytes(stdout, res->out.data ? res->out.data : (const unsigned char *)"", res->out.len);
 		printf(", \"stderr\": ");
 		msb_json_bytes(stdout, res->err.data ? res->err.data : (const unsigned char *)"", res->err.len);
-		printf(", \"stdout_truncated\": %s, \"stderr_truncated\": %s}\n",
-		       res->out_truncated ? "true" : "false", res->err_truncated ? "true" : "false");
+		printf(", \"stdout_truncated\": %s, \"stderr_truncated\": %s, \"kill_reach\": %s}\n",
+		       res->out_truncated ? "true" : "false", res->err_truncated ? "true" : "false",
+		       !res->timed_out || res->kill_reach == MSB_REACH_UNSAID ? "null"
+		       : res->kill_reach == MSB_REACH_TREE ? "\"tree\"" : "\"group\"");
 		return status;
 	}
 	if (res->out.len)
@@ -34,10 +45,12 @@ int msb_cli_result(const msb_exec_result *res, double timeout)
 		fprintf(stderr, "msb: note: the guest's %s was cut at the output cap\n",
 			res->out_truncated ? (res->err_truncated ? "stdout and stderr" : "stdout") : "stderr");
 	if (res->timed_out && timeout > 0)
-		fprintf(stderr, "msb: TimeoutError: the command ran out of time (%gs) and was killed\n", timeout);
+		fprintf(stderr, "msb: TimeoutError: the command ran out of time (%gs) and was killed%s\n",
+			timeout, reach_words(res->kill_reach));
 	else if (res->timed_out)
 		fprintf(stderr, "msb: TimeoutError: the command ran out of time (the backend's configured "
-			"timeout, as no --timeout was given) and was killed\n");
+			"timeout, as no --timeout was given) and was killed%s\n",
+			reach_words(res->kill_reach));
 	return status;
 }
 

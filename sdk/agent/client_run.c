@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <msb/agent.h>
@@ -28,6 +29,10 @@ static msb_errc take_stream(uint16_t type, msb_buf *into, const msb_agent_field 
 				     msb_agent_type_name(type), into->len + (size_t)f->len, name, most);
 	return msb_buf_append(into, f->value, f->len, err);
 }
+
+/* kill_reach was added in padding: the layout every built host and plugin agrees on holds. */
+_Static_assert(sizeof(void *) != 8 || offsetof(msb_exec_result, out) == 16,
+	       "msb_exec_result's layout changed");
 
 static msb_errc parse_exec_reply(uint16_t type, const msb_buf *reply, uint64_t most,
 				 msb_exec_result *res, msb_error *err)
@@ -60,6 +65,15 @@ static msb_errc parse_exec_reply(uint16_t type, const msb_buf *reply, uint64_t m
 			res->timed_out = v & MSB_AGENT_F_TIMED_OUT;
 			res->out_truncated = v & MSB_AGENT_F_OUT_TRUNCATED;
 			res->err_truncated = v & MSB_AGENT_F_ERR_TRUNCATED;
+			break;
+		case MSB_TAG_KILL_REACH:
+			rc = msb_agent_field_u32(&f, &v, err);
+			if (rc == MSB_OK && v > MSB_REACH_TREE)
+				rc = msb_error_set(err, MSB_E_PROTOCOL,
+						   "agent protocol: the agent answered %s with a kill "
+						   "reach of %u, which does not exist; refused",
+						   msb_agent_type_name(type), v);
+			res->kill_reach = (unsigned char)v;
 			break;
 		case MSB_TAG_STDOUT:
 			rc = take_stream(type, &res->out, &f, most, "stdout", err);

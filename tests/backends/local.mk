@@ -106,3 +106,15 @@ tests_backends_forged_caps_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_forged_caps_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_forged_caps_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	tests/agent/forged_agent plugins/process/process.la
+
+# A timed-out command leaves nothing it started, on every backend this machine runs.
+check_PROGRAMS += tests/backends/timeout_tree
+TESTS += tests/backends/timeout_tree
+tests_backends_timeout_tree_SOURCES = tests/backends/timeout_tree.c tests/backends/backend_fixture.h \
+	tests/backends/backend_cases.h tests/backends/bwrap_fixture.h tests/backends/gvisor_fixture.h \
+	tests/backends/qemu_fixture.h
+tests_backends_timeout_tree_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_backends_timeout_tree_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_backends_timeout_tree_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/process/process.la plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la plugins/qemu/qemu.la \
+	plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay

@@ -95,6 +95,7 @@ typedef enum msb_agent_tag {
 	MSB_TAG_FLAGS = 32,      /* u32 MSB_AGENT_F_* */
 	MSB_TAG_STDOUT = 33,     /* bytes */
 	MSB_TAG_STDERR = 34,     /* bytes */
+	MSB_TAG_KILL_REACH = 35, /* u32 msb_kill_reach: what a timed-out command's kill reached */
 	MSB_TAG_FOUND = 40,      /* u32 0/1 */
 	MSB_TAG_ENTRY = 41,      /* kind:u8 size:i64 path[...] */
 } msb_agent_tag;
