@@ -22,6 +22,7 @@ typedef struct agent_conf {
 	msb_agent_rlimits rlimits;
 	const char *path_env;
 	pid_t supervisor;         /* the process that owns every command (the subreaper) */
+	bool statx_fix;           /* agent_statx_shim() at start: commands preload the shim */
 } agent_conf;
 
 extern agent_conf agent;
@@ -44,6 +45,15 @@ msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *
  * under --work-dir. Returns a heap string (NULL when out of memory).
  */
 char *agent_map_path(const char *path);
+
+/*
+ * statx_fix.c: whether this kernel refuses statx's AT_NO_AUTOMOUNT with EINVAL (gVisor), and
+ * whether the commands get the shim that drops the flag: that, and the boundary mapped the
+ * shim in at MSB_AGENT_STATX_SHIM (gVisor's host image does).
+ */
+#define MSB_AGENT_STATX_SHIM "/.msb-statx.so"
+bool agent_statx_broken(void);
+bool agent_statx_shim(void);
 
 /* Reap every exited child without blocking. */
 void agent_reap(void);

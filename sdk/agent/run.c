@@ -63,16 +63,21 @@ static char **build_env(char *const *extra, const char *home)
 	size_t n = 0;
 	while (extra && extra[n])
 		n++;
-	char **env = calloc(n + 4, sizeof *env);
+	char **env = calloc(n + 5, sizeof *env);
 	if (!env)
 		return NULL;
 	size_t k = 0;
-	bool has_path = false, has_home = false;
+	bool has_path = false, has_home = false, has_preload = false;
 	for (size_t i = 0; i < n; i++) {
 		has_path |= strncmp(extra[i], "PATH=", 5) == 0;
 		has_home |= strncmp(extra[i], "HOME=", 5) == 0;
+		has_preload |= strncmp(extra[i], "LD_PRELOAD=", 11) == 0;
 		env[k++] = extra[i];
 	}
+	/* A kernel whose statx refuses AT_NO_AUTOMOUNT: see statx_fix.c. A caller's own
+	 * LD_PRELOAD is theirs to keep. */
+	if (agent.statx_fix && !has_preload)
+		env[k++] = (char *)"LD_PRELOAD=" MSB_AGENT_STATX_SHIM;
 	static char path_var[PATH_MAX + 8], home_var[PATH_MAX + 8];
 	snprintf(path_var, sizeof path_var, "PATH=%s", agent.path_env);
 	snprintf(home_var, sizeof home_var, "HOME=%s", home);

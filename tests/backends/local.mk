@@ -118,3 +118,13 @@ tests_backends_timeout_tree_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LI
 tests_backends_timeout_tree_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
 	plugins/process/process.la plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la plugins/qemu/qemu.la \
 	plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay
+
+# GNU ls -l and stat inside gVisor on the host image (this runsc refuses AT_NO_AUTOMOUNT).
+check_PROGRAMS += tests/backends/gvisor_statx
+TESTS += tests/backends/gvisor_statx
+tests_backends_gvisor_statx_SOURCES = tests/backends/gvisor_statx.c tests/backends/gvisor_fixture.h \
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h
+tests_backends_gvisor_statx_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_gvisor_statx_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_gvisor_statx_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent sdk/agent/msb-statx.so plugins/gvisor/gvisor.la
