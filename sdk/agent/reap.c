@@ -152,24 +152,94 @@ static void kill_listed(pid_t pid, bool own_proc)
 #endif
 }
 
+/* Append the children /proc/<pid>/task/<tid>/children names, for every thread of `pid`. */
+static bool add_children(pid_t pid, proc_entry **all, size_t *n, size_t *cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return false;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		char file[320], buf[4096];
+		snprintf(file, sizeof file, "/proc/%ld/task/%s/children", (long)pid, de->d_name);
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+		ssize_t k = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		for (char *p = buf, *end; k > 0 && p < buf + k; p = end) {
+			buf[k] = '\0';
+			long child = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			proc_entry e;
+			if (!read_stat((pid_t)child, &e))
+				continue;
+			if (*n == *cap) {
+				proc_entry *grown = realloc(*all, (*cap = *cap ? *cap * 2 : 64) * sizeof **all);
+				if (!grown)
+					break;
+				*all = grown;
+			}
+			(*all)[(*n)++] = e;
+		}
+	}
+	closedir(d);
+	return true;
+}
+
+/*
+ * Every process below `root`, not descending through spared ones. The kernel's children
+ * lists make it a walk of the subtree alone (a few reads for a command that left one
+ * daemon, however many processes the host runs); where they are missing (a kernel built
+ * without CONFIG_PROC_CHILDREN, gVisor) every process in /proc is read and linked up.
+ */
+static size_t list_below(pid_t root, const agent_tree *spared, proc_entry **out)
+{
+	char probe[64];
+	snprintf(probe, sizeof probe, "/proc/%ld/task/%ld/children", (long)root, (long)root);
+	proc_entry *all = NULL;
+	size_t n = 0, cap = 0;
+	if (access(probe, R_OK) == 0 && add_children(root, &all, &n, &cap)) {
+		for (size_t i = 0; i < n; i++) {
+			if (spared && agent_tree_spares(spared, all[i].pid, all[i].start)) {
+				all[i--] = all[--n]; /* dropped, and what it started is not looked at */
+				continue;
+			}
+			add_children(all[i].pid, &all, &n, &cap);
+		}
+		*out = all;
+		return n;
+	}
+	size_t total = list_procs(&all);
+	bool *mine = calloc(total ? total : 1, sizeof *mine);
+	n = 0;
+	if (mine) {
+		mark_below(all, total, root, mine, spared);
+		for (size_t i = 0; i < total; i++)
+			if (mine[i])
+				all[n++] = all[i];
+	}
+	free(mine);
+	*out = all;
+	return n;
+}
+
 /* SIGKILL every live process below `root` (spared ones apart) found in one /proc walk. */
 static size_t kill_below(pid_t root, const agent_tree *spared)
 {
 	bool own_proc = root == getpid();
-	proc_entry *all;
-	size_t n = list_procs(&all);
-	bool *mine = calloc(n ? n : 1, sizeof *mine);
-	size_t found = 0;
-	if (mine) {
-		mark_below(all, n, root, mine, spared);
-		for (size_t i = 0; i < n; i++)
-			if (mine[i] && all[i].state != 'Z' && all[i].state != 'X') {
-				kill_listed(all[i].pid, own_proc);
-				found++;
-			}
-	}
-	free(mine);
-	free(all);
+	proc_entry *below;
+	size_t n = list_below(root, spared, &below), found = 0;
+	for (size_t i = 0; i < n; i++)
+		if (below[i].state != 'Z' && below[i].state != 'X') {
+			kill_listed(below[i].pid, own_proc);
+			found++;
+		}
+	free(below);
 	return found;
 }
 
@@ -208,21 +278,17 @@ void agent_tree_begin(agent_tree *t)
 	if (r < 0)
 		return;
 	pid_t self = agent_proc_self();
-	proc_entry *all;
-	size_t n = list_procs(&all);
-	bool *mine = calloc(n ? n : 1, sizeof *mine);
+	if (self <= 0)
+		return;
+	proc_entry *below;
+	size_t n = list_below(self, NULL, &below);
 	t->pid = calloc(n ? n : 1, sizeof *t->pid);
 	t->start = calloc(n ? n : 1, sizeof *t->start);
-	if (mine && t->pid && t->start && self > 0) {
-		mark_below(all, n, self, mine, NULL);
-		for (size_t i = 0; i < n; i++)
-			if (mine[i]) {
-				t->pid[t->n] = all[i].pid;
-				t->start[t->n++] = all[i].start;
-			}
+	for (size_t i = 0; t->pid && t->start && i < n; i++) {
+		t->pid[t->n] = below[i].pid;
+		t->start[t->n++] = below[i].start;
 	}
-	free(mine);
-	free(all);
+	free(below);
 }
 
 void agent_tree_end(agent_tree *t)
@@ -252,15 +318,20 @@ void agent_tree_started(agent_tree *t, pid_t pid)
 }
 
 /*
- * Whether orphans reach this process: a child that forks a grandchild and exits, and the
- * grandchild's parent is then looked at. A kernel that ignores PR_SET_CHILD_SUBREAPER (the
- * gVisor here) hands them to its init — the supervisor — instead. Only asked at a timeout.
+ * Whether orphans reach this process: a child that forks a grandchild, says its pid and
+ * exits, and the grandchild's parent is then looked at. A kernel that ignores
+ * PR_SET_CHILD_SUBREAPER (the gVisor here) hands them to its init — the supervisor —
+ * instead. Only asked at a timeout.
  */
-static bool orphans_come_here(pid_t self_view)
+static bool orphans_come_here(void)
 {
-	int hold[2];
+	int hold[2], told[2];
 	if (pipe2(hold, O_CLOEXEC) != 0)
 		return true;
+	if (pipe2(told, O_CLOEXEC) != 0) {
+		close(hold[0]), close(hold[1]);
+		return true;
+	}
 	pid_t child = fork();
 	if (child == 0) {
 		pid_t grandchild = fork();
@@ -271,46 +342,27 @@ static bool orphans_come_here(pid_t self_view)
 			(void)r;
 			_exit(0);
 		}
-		(void)grandchild;
+		ssize_t w = write(told[1], &grandchild, sizeof grandchild);
+		(void)w;
 		_exit(0);
 	}
 	close(hold[0]);
+	close(told[1]);
 	bool here = true;
+	pid_t grandchild = 0;
 	if (child > 0) {
 		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 			;
-		/* The grandchild: the one other process holding the pipe `hold` (its parent, the
-		 * child, is a zombie by now); its parent is us (here) or the supervisor. */
-		proc_entry *all;
-		size_t n = list_procs(&all);
-		here = false;
-		bool seen = false;
-		for (size_t i = 0; i < n; i++) {
-			char path[64], fd[64];
-			snprintf(path, sizeof path, "/proc/%ld/fd/%d", (long)all[i].pid, hold[0]);
-			ssize_t k = readlink(path, fd, sizeof fd - 1);
-			if (k <= 0 || all[i].state == 'Z')
-				continue;
-			fd[k] = '\0';
-			char mine[64];
-			snprintf(path, sizeof path, "/proc/self/fd/%d", hold[1]);
-			ssize_t m = readlink(path, mine, sizeof mine - 1);
-			if (m <= 0)
-				continue;
-			mine[m] = '\0';
-			/* Both ends of one pipe read as the same "pipe:[inode]". */
-			if (strcmp(fd, mine) == 0 && all[i].pid != self_view) {
-				seen = true;
-				here = here || all[i].ppid == self_view;
-			}
-		}
-		free(all);
-		if (!seen)
-			here = true; /* could not look: assume the kernel does as documented */
+		proc_entry e;
+		if (read(told[0], &grandchild, sizeof grandchild) == (ssize_t)sizeof grandchild &&
+		    grandchild > 0 && read_stat(grandchild, &e))
+			here = e.ppid == getpid();
 	}
-	close(hold[1]);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	close(hold[1]); /* the grandchild goes */
+	close(told[0]);
+	if (here && grandchild > 0)
+		while (waitpid(grandchild, NULL, 0) < 0 && errno == EINTR)
+			;
 	return here;
 }
 
@@ -373,8 +425,12 @@ int agent_tree_kill(const agent_tree *t)
 	int64_t until = msb_agent_now_ms() + 3000;
 	pid_t supervisor = 0;
 	proc_entry me;
-	if (agent.supervisor != getpid() && t->command_start && !orphans_come_here(self) &&
-	    read_stat(self, &me))
+	/*
+	 * Only asked where /proc is this process's own: a /proc of an ancestor namespace is a
+	 * real Linux kernel's, which honours PR_SET_CHILD_SUBREAPER.
+	 */
+	if (agent.supervisor != getpid() && self == getpid() && t->command_start &&
+	    !orphans_come_here() && read_stat(self, &me))
 		supervisor = me.ppid;
 	for (int round = 0; round < 2000 && msb_agent_now_ms() < until; round++) {
 		size_t found = kill_below(self, t);
