@@ -24,15 +24,8 @@
 static void gnu_ls_and_stat_work(void **state)
 {
 	(void)state;
-	char why[512];
-	if (!gvisor_fixture_usable(why, sizeof why)) {
-		printf("skip: %s\n", why);
-		skip();
-	}
 	backend_fixture fx;
-	msb_error err = MSB_ERROR_INIT;
-	if (gvisor_fixture_open(&fx, NULL, "", &err) != MSB_OK)
-		fail_msg("gvisor: %s", msb_error_message(&err));
+	backend_open_or_skip(gvisor_fixture_usable, gvisor_fixture_open, &fx);
 	msb_spec spec;
 	msb_spec_init(&spec, "default");
 	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "statx", NULL);

@@ -136,65 +136,47 @@ static void finish(backend_fixture *fx, int (*leaks)(backend_fixture *))
 	}
 }
 
+static msb_errc process_open(backend_fixture *fx, const char *state, const char *extra,
+			     msb_error *err)
+{
+	msb_errc rc = backend_fixture_state(fx, state, "/tmp/msb-tree-process-XXXXXX", err);
+	return rc ? rc : backend_fixture_load(fx, PROCESS_PLUGIN, err, "state_dir: %s\nagent: %s\n%s",
+					      fx->state, BACKEND_FIXTURE_AGENT, extra);
+}
+
+/* One engine: skipped (saying why) when it cannot run here, else attacked and checked. */
+static void engine(bool (*usable)(char *, size_t), backend_opener open, double timeout,
+		   bool host_visible, int (*leaks)(backend_fixture *))
+{
+	backend_fixture fx;
+	backend_open_or_skip(usable, open, &fx);
+	attack_timeout(&fx, timeout, host_visible);
+	finish(&fx, leaks);
+}
+
 static void process_timeout_kills_tree(void **state)
 {
 	(void)state;
-	backend_fixture fx;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(backend_fixture_state(&fx, NULL, "/tmp/msb-tree-process-XXXXXX", &err), MSB_OK);
-	if (backend_fixture_load(&fx, PROCESS_PLUGIN, &err, "state_dir: %s\nagent: %s\n", fx.state,
-				 BACKEND_FIXTURE_AGENT) != MSB_OK)
-		fail_msg("process: %s", msb_error_message(&err));
-	attack_timeout(&fx, 3, true);
-	finish(&fx, NULL);
+	engine(NULL, process_open, 3, true, NULL);
 }
 
 static void bwrap_timeout_kills_tree(void **state)
 {
 	(void)state;
-	char why[512];
-	if (!bwrap_fixture_usable(why, sizeof why)) {
-		printf("skip: %s\n", why);
-		skip();
-	}
-	backend_fixture fx;
-	msb_error err = MSB_ERROR_INIT;
-	if (bwrap_fixture_open(&fx, NULL, "", &err) != MSB_OK)
-		fail_msg("bwrap: %s", msb_error_message(&err));
-	attack_timeout(&fx, 3, true);
-	finish(&fx, bwrap_fixture_leaks);
+	engine(bwrap_fixture_usable, bwrap_fixture_open, 3, true, bwrap_fixture_leaks);
 }
 
 static void gvisor_timeout_kills_tree(void **state)
 {
 	(void)state;
-	char why[512];
-	if (!gvisor_fixture_usable(why, sizeof why)) {
-		printf("skip: %s\n", why);
-		skip();
-	}
-	backend_fixture fx;
-	msb_error err = MSB_ERROR_INIT;
-	if (gvisor_fixture_open(&fx, NULL, "", &err) != MSB_OK)
-		fail_msg("gvisor: %s", msb_error_message(&err));
-	attack_timeout(&fx, 5, false);
-	finish(&fx, gvisor_fixture_leaks);
+	engine(gvisor_fixture_usable, gvisor_fixture_open, 5, false, gvisor_fixture_leaks);
 }
 
 static void qemu_timeout_kills_tree(void **state)
 {
 	(void)state;
-	char why[512];
-	if (!qemu_fixture_usable(why, sizeof why)) {
-		printf("skip: %s\n", why);
-		skip();
-	}
-	backend_fixture fx;
-	msb_error err = MSB_ERROR_INIT;
-	if (qemu_fixture_open(&fx, NULL, "", &err) != MSB_OK)
-		fail_msg("qemu: %s", msb_error_message(&err));
-	attack_timeout(&fx, 8, false);
-	finish(&fx, qemu_fixture_leaks);
+	/* TCG boots and runs slowly here: more time before the kill, for the children to start. */
+	engine(qemu_fixture_usable, qemu_fixture_open, 8, false, qemu_fixture_leaks);
 }
 
 int main(void)
