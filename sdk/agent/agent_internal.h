@@ -88,8 +88,8 @@ typedef struct agent_tree {
 	pid_t *pid;
 	unsigned long long *start;
 	size_t n;
-	pid_t command;                 /* the command, as /proc shows it (agent_tree_started) */
-	unsigned long long command_start;
+	pid_t command;                 /* the command (agent_tree_started) */
+	unsigned long long command_start; /* when it started, where /proc is ours; else 0 */
 } agent_tree;
 void agent_tree_begin(agent_tree *t);
 /* Note when command `pid` started, before it is killed and reaped. */

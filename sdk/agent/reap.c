@@ -300,20 +300,10 @@ void agent_tree_end(agent_tree *t)
 
 void agent_tree_started(agent_tree *t, pid_t pid)
 {
+	/* Only the orphan rule reads it, and only where /proc is this process's own. */
 	proc_entry e;
 	t->command = pid;
-	/* The number /proc knows it by: ours, or (a foreign /proc) found by its parent, us. */
-	if (agent_proc_self() != getpid()) {
-		proc_entry *all;
-		size_t n = list_procs(&all);
-		pid_t self = agent_proc_self();
-		t->command = 0;
-		for (size_t i = 0; i < n; i++)
-			if (all[i].ppid == self && all[i].state != 'Z')
-				t->command = all[i].pid; /* the one child a runner has while it runs */
-		free(all);
-	}
-	if (t->command > 0 && read_stat(t->command, &e))
+	if (agent_proc_self() == getpid() && read_stat(pid, &e))
 		t->command_start = e.start;
 }
 
