@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,5 +34,8 @@ bool agent_statx_broken(void)
 
 bool agent_statx_shim(void)
 {
-	return agent_statx_broken() && access(MSB_AGENT_STATX_SHIM, R_OK) == 0;
+	/* A mount point the boundary left empty is no shim: preloading it would only warn. */
+	struct stat st;
+	return agent_statx_broken() && stat(MSB_AGENT_STATX_SHIM, &st) == 0 &&
+	       S_ISREG(st.st_mode) && st.st_size > 0 && access(MSB_AGENT_STATX_SHIM, R_OK) == 0;
 }
