@@ -28,16 +28,6 @@
 #define ROUNDS 400
 #define KILLS 20
 
-static void bare_true(void)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		execlp("true", "true", (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, NULL, 0);
-}
-
 static msb_sandbox_handle *acquire(backend_fixture *fx, const msb_spec *spec, const char *thread)
 {
 	msb_key key = { "bench", thread, "agent", "" };
@@ -84,7 +74,7 @@ static void one_backend(const char *name, const char *plugin, const char *extra)
 			int kind = (r + j) % 3;
 			double t = bench_now_ms();
 			if (kind == 0)
-				bare_true();
+				bench_bare_true();
 			else if (bench_exec_true(&fx, kind == 1 ? clean : left))
 				exit(1);
 			(kind == 0 ? bare : kind == 1 ? warm : warm_left)[r] = bench_now_ms() - t;
