@@ -8,6 +8,7 @@
  *   exec ARGV "flood-out" N / "flood-err" N   N bytes of stdout / stderr, no truncation flag
  *   exec "frame" N                             a reply frame whose header claims N bytes
  *   exec "signal" N                            a result ended by signal N
+ *   exec "reach" N                             a timed-out result whose kill reached N
  *   read_file "big-N"                          N bytes of data, whatever max_bytes said
  *   list_dir "many-N"                          N one-letter entries
  *   list_dir "long"                            one entry with an 8000-byte path
@@ -73,7 +74,10 @@ static void run_lie(int fd, uint16_t type, uint32_t id, const char *what, const 
 	}
 	msb_agent_put_u32(&f, MSB_TAG_EXIT_CODE, 0, NULL);
 	msb_agent_put_u32(&f, MSB_TAG_SIGNAL, strcmp(what, "signal") == 0 ? (uint32_t)n : 0, NULL);
-	msb_agent_put_u32(&f, MSB_TAG_FLAGS, 0, NULL);
+	msb_agent_put_u32(&f, MSB_TAG_FLAGS, strcmp(what, "reach") == 0 ? MSB_AGENT_F_TIMED_OUT : 0,
+			  NULL);
+	if (strcmp(what, "reach") == 0)
+		msb_agent_put_u32(&f, MSB_TAG_KILL_REACH, (uint32_t)n, NULL);
 	if (strcmp(what, "flood-out") == 0)
 		put_bytes(&f, MSB_TAG_STDOUT, n);
 	if (strcmp(what, "flood-err") == 0)

@@ -150,6 +150,7 @@ static void frame_length_refused_before_allocation(void **state)
 	assert_true(peak_kib() - before < 20 * 1024);
 }
 
+/* A signal or a kill reach that does not exist is a lie the host would print as fact. */
 static void signal_lie_refused(void **state)
 {
 	world *w = *state;
@@ -157,6 +158,13 @@ static void signal_lie_refused(void **state)
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(forged_exec(w, 0, "signal", "100000", &res, &err), MSB_E_PROTOCOL);
 	msb_error_clear(&err);
+	assert_int_equal(forged_exec(w, 0, "reach", "7", &res, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "kill reach of 7"));
+	msb_error_clear(&err);
+	assert_int_equal(forged_exec(w, 0, "reach", "2", &res, &err), MSB_OK);
+	assert_true(res.timed_out);
+	assert_int_equal(res.kill_reach, MSB_REACH_TREE);
+	msb_exec_result_free(&res);
 }
 
 /* read_file's max_bytes, whatever the agent sends; nothing of the answer is kept. */
