@@ -124,9 +124,26 @@ msb_errc msb_cli_session_open(msb_cli_session *s, const char *kind, const msb_cl
 void msb_cli_session_close(msb_cli_session *s);
 
 /*
+ * Host input sent into a sandbox (cli_input.c). input_open opens LOCAL ("-": standard input)
+ * for a put, refusing what is not a regular file (a FIFO, a device, a directory) before a
+ * read. read_bounded reads `fd` to its end into `buf`, refused with SandboxTransferCapExceeded
+ * naming `what` and `cap` as soon as more than `cap` bytes have come (a regular file over it
+ * before any read), so memory never grows past the cap.
+ */
+msb_errc msb_cli_input_open(const char *path, int *fd, msb_error *err);
+msb_errc msb_cli_read_bounded(int fd, const char *what, uint64_t cap, msb_buf *buf,
+			      msb_error *err);
+
+/*
  * Pass a guest's result on: stdout and stderr byte for byte (or one JSON object), and
  * return the exit status msb should end with — the guest's own, 124 when it timed out.
  */
 int msb_cli_result(const msb_exec_result *res, double timeout);
+/*
+ * --timeout SEC of exec and run-code: a positive duration. 0 is refused rather than passed
+ * on, where it would mean "the backend's default" and then be reported as a 0 s timeout.
+ * Returns 0, or the usage error's status.
+ */
+int msb_cli_timeout_option(const char *arg, double *timeout);
 
 #endif

@@ -4,7 +4,6 @@
  * (never a shell string). The guest's exit status becomes msb's; 125 means msb failed and
  * no status exists.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -14,23 +13,10 @@ static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
 	"                [--workdir DIR] [--stdin] [--json] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
-	"stdout and stderr through. --stdin forwards msb's standard input to the command.\n"
+	"stdout and stderr through. --stdin forwards msb's standard input to the command, up to\n"
+	"the spec's files_in.max_bytes_per_file (refused past it).\n"
 	"Exit status: the command's own; 124 when it timed out; 125 when msb failed (refused,\n"
 	"or the sandbox could not run it), with the error line saying why.\n";
-
-/* All of stdin, for --stdin. */
-static msb_errc read_all(int fd, msb_buf *buf, msb_error *err)
-{
-	char chunk[65536];
-	for (ssize_t n; (n = read(fd, chunk, sizeof chunk)) != 0;) {
-		if (n < 0)
-			return msb_error_set_errno(err, MSB_E_OS, errno, "exec --stdin: cannot read standard input to "
-						   "forward it to the command");
-		if (msb_buf_append(buf, chunk, (size_t)n, err) != MSB_OK)
-			return MSB_E_NOMEM;
-	}
-	return MSB_OK;
-}
 
 int msb_cmd_exec(int argc, char **argv)
 {
@@ -49,11 +35,9 @@ int msb_cmd_exec(int argc, char **argv)
 		if (msb_cli_key_option(&key, c, optarg))
 			continue;
 		if (c == OPT_TIMEOUT) {
-			if (msb_parse_seconds(optarg, &req.timeout, &err) != MSB_OK) {
-				int status = msb_cli_usage_error("--timeout: %s", msb_error_message(&err));
-				msb_error_clear(&err);
+			int status = msb_cli_timeout_option(optarg, &req.timeout);
+			if (status)
 				return status;
-			}
 		} else if (c == OPT_WORKDIR) {
 			req.working_directory = optarg;
 		} else if (c == OPT_STDIN) {
@@ -73,14 +57,17 @@ int msb_cmd_exec(int argc, char **argv)
 	msb_buf input = { 0 };
 	msb_cli_session s;
 	msb_exec_result res = { 0 };
-	if (forward_stdin && read_all(STDIN_FILENO, &input, &err) != MSB_OK)
-		return msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
-	req.stdin_data = input.data;
-	req.stdin_len = input.len;
 	if (msb_cli_session_open(&s, kind, &key, &err) != MSB_OK) {
 		status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 	} else {
-		if (msb_sandbox_exec(s.sandbox, &req, &res, &err) != MSB_OK)
+		/* Read once the cap is known (the spec's files_in), and only up to it. */
+		msb_errc rc = forward_stdin ? msb_cli_read_bounded(STDIN_FILENO, "standard input",
+								   s.spec->files_in.max_bytes_per_file,
+								   &input, &err)
+					    : MSB_OK;
+		req.stdin_data = forward_stdin ? (input.data ? input.data : (const unsigned char *)"") : NULL;
+		req.stdin_len = input.len;
+		if (rc != MSB_OK || msb_sandbox_exec(s.sandbox, &req, &res, &err) != MSB_OK)
 			status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 		else
 			status = msb_cli_result(&res, req.timeout);

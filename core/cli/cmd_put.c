@@ -1,10 +1,9 @@
 /*
  * cmd_put.c — `msb put KIND --scope S --thread T LOCAL GUEST`: one local file (or - for
  * standard input) written into the sandbox at GUEST, relative to the spec's work_dir, with
- * the backend's confined, atomic write_file (files_in).
+ * the backend's confined, atomic write_file (files_in). LOCAL is read only up to the spec's
+ * files_in.max_bytes_per_file and refused past it; a FIFO or a device is refused unread.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -14,24 +13,8 @@ static const char usage[] =
 	"               LOCAL GUEST\n\n"
 	"Copy the local file LOCAL (- for standard input) into the sandbox of KIND at GUEST, a\n"
 	"path relative to the spec's work_dir (or --workdir). The write is confined to that\n"
-	"directory and atomic. Exit 0 when written, 1 when refused or failed.\n";
-
-static msb_errc slurp(const char *path, msb_buf *buf, msb_error *err)
-{
-	int fd = path[0] == '-' && !path[1] ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return msb_error_set_errno(err, errno == ENOENT ? MSB_E_NOT_FOUND : MSB_E_OS, errno,
-					   "put: cannot open '%s' to copy it in", path);
-	char chunk[65536];
-	msb_errc rc = MSB_OK;
-	for (ssize_t n; rc == MSB_OK && (n = read(fd, chunk, sizeof chunk)) != 0;)
-		rc = n < 0 ? msb_error_set_errno(err, MSB_E_OS, errno, "put: cannot read '%s' to copy it in",
-						 path)
-			   : msb_buf_append(buf, chunk, (size_t)n, err);
-	if (fd != STDIN_FILENO)
-		close(fd);
-	return rc;
-}
+	"directory and atomic. LOCAL must be a regular file (or -), and is refused when over the\n"
+	"spec's files_in.max_bytes_per_file. Exit 0 when written, 1 when refused or failed.\n";
 
 int msb_cmd_put(int argc, char **argv)
 {
@@ -48,10 +31,20 @@ int msb_cmd_put(int argc, char **argv)
 	msb_error err = MSB_ERROR_INIT;
 	msb_buf data = { 0 };
 	msb_cli_session s;
-	if (slurp(local, &data, &err) != MSB_OK || msb_cli_session_open(&s, kind, &a.key, &err) != MSB_OK) {
+	int fd = -1;
+	/* LOCAL is opened (and a FIFO or device refused) before a sandbox is acquired for it;
+	 * it is read once the spec's files_in cap is known, and only up to it. */
+	char what[600];
+	if (local[0] == '-' && !local[1])
+		snprintf(what, sizeof what, "standard input (for %s)", guest);
+	else
+		snprintf(what, sizeof what, "'%s' (for %s)", local, guest);
+	if (msb_cli_input_open(local, &fd, &err) != MSB_OK ||
+	    msb_cli_session_open(&s, kind, &a.key, &err) != MSB_OK) {
 		status = msb_cli_fail(&err);
 	} else {
-		if (msb_sandbox_write_file(s.sandbox, guest, data.data ? data.data : (const unsigned char *)"",
+		if (msb_cli_read_bounded(fd, what, s.spec->files_in.max_bytes_per_file, &data, &err) != MSB_OK ||
+		    msb_sandbox_write_file(s.sandbox, guest, data.data ? data.data : (const unsigned char *)"",
 					   data.len, a.workdir, &err) != MSB_OK) {
 			status = msb_cli_fail(&err);
 		} else if (msb_cli.json) {
@@ -61,6 +54,8 @@ int msb_cmd_put(int argc, char **argv)
 		}
 		msb_cli_session_close(&s);
 	}
+	if (fd > STDIN_FILENO)
+		close(fd);
 	msb_buf_free(&data);
 	msb_error_clear(&err);
 	return status;

@@ -3,7 +3,6 @@
  * program with the backend's run_code (the program text from -e, or else all of stdin).
  * Exit status as for exec.
  */
-#include <errno.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -12,7 +11,8 @@ static const char usage[] =
 	"usage: msb run-code KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
 	"                    [-e CODE] [--json]\n\n"
 	"Run a program in the sandbox of KIND with the backend's run_code capability; the\n"
-	"program is CODE, or standard input when -e is not given. The timeout is wall-clock from\n"
+	"program is CODE, or standard input when -e is not given (up to the spec's files_in\n"
+	"max_bytes_per_file, refused past it). The timeout is wall-clock from\n"
 	"the call. Exit status: the program's; 124 timed out; 125 msb failed (the line says why).\n";
 
 int msb_cmd_run_code(int argc, char **argv)
@@ -33,11 +33,9 @@ int msb_cmd_run_code(int argc, char **argv)
 		if (c == 'e') {
 			code = optarg;
 		} else if (c == OPT_TIMEOUT) {
-			if (msb_parse_seconds(optarg, &timeout, &err) != MSB_OK) {
-				int status = msb_cli_usage_error("--timeout: %s", msb_error_message(&err));
-				msb_error_clear(&err);
+			int status = msb_cli_timeout_option(optarg, &timeout);
+			if (status)
 				return status;
-			}
 		} else if (msb_cli_common_option(c, usage) != 1) {
 			return msb_cli_usage_error("unknown option");
 		}
@@ -48,30 +46,18 @@ int msb_cmd_run_code(int argc, char **argv)
 	if (status)
 		return status;
 	msb_buf program = { 0 };
-	if (!code) {
-		char chunk[65536];
-		for (ssize_t n; (n = read(STDIN_FILENO, chunk, sizeof chunk)) != 0;) {
-			if (n < 0) {
-				msb_error_set_errno(&err, MSB_E_OS, errno,
-						    "run-code: cannot read the program from standard "
-						    "input (give it with -e CODE or on stdin)");
-				break;
-			}
-			if (msb_buf_append(&program, chunk, (size_t)n, &err) != MSB_OK)
-				break;
-		}
-		if (err.code != MSB_OK) {
-			msb_buf_free(&program);
-			return msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
-		}
-		code = program.data ? (const char *)program.data : "";
-	}
 	msb_cli_session s;
 	msb_exec_result res = { 0 };
 	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK) {
 		status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 	} else {
-		if (msb_sandbox_run_code(s.sandbox, code, timeout, &res, &err) != MSB_OK)
+		/* The program from stdin, read once the cap is known (files_in), only up to it. */
+		msb_errc rc = MSB_OK;
+		if (!code && (rc = msb_cli_read_bounded(STDIN_FILENO, "the program from standard input",
+							s.spec->files_in.max_bytes_per_file, &program,
+							&err)) == MSB_OK)
+			code = program.data ? (const char *)program.data : "";
+		if (rc != MSB_OK || msb_sandbox_run_code(s.sandbox, code, timeout, &res, &err) != MSB_OK)
 			status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 		else
 			status = msb_cli_result(&res, timeout);

@@ -9,6 +9,8 @@
  */
 #include <string.h>
 
+#include <msb/outputs.h>
+
 #include "config_internal.h"
 
 static const char *const spec_keys[] = {
@@ -16,6 +18,24 @@ static const char *const spec_keys[] = {
 	"requires_os_family", "files_in", "files_out", "declared_outputs",
 	"outputs_named_at_call_time", "labels", "identities", NULL
 };
+
+/*
+ * A declared output's path and landing name meet the artifact-name invariant (relative, no
+ * '..', no empty or '.' segment, no backslash, no control byte, UTF-8) at load, at the
+ * value's own position: a name that cannot land is the file's mistake, found by `msb check`
+ * rather than by the first collection that reaches it.
+ */
+static msb_errc check_output_name(const msb_node *v, const char *field, const char *value,
+				  msb_error *err)
+{
+	msb_error why = MSB_ERROR_INIT;
+	if (msb_validate_artifact_name(value, &why) == MSB_OK)
+		return MSB_OK;
+	msb_errc rc = msb_config_refuse(err, v, "declared output %s refused: %s", field,
+					msb_error_message(&why));
+	msb_error_clear(&why);
+	return rc;
+}
 
 static msb_errc read_output(const msb_node *n, msb_declared_output *o, msb_error *err)
 {
@@ -32,12 +52,15 @@ static msb_errc read_output(const msb_node *n, msb_declared_output *o, msb_error
 	if (!v)
 		return msb_config_refuse(err, n, "a declared output needs 'path:' (a literal path relative to work_dir)");
 	int word;
-	if ((rc = msb_config_string(v, &o->path, err)) == MSB_OK && (v = msb_node_get(n, "media_type")))
+	if ((rc = msb_config_string(v, &o->path, err)) == MSB_OK)
+		rc = check_output_name(v, "path", o->path, err);
+	if (rc == MSB_OK && (v = msb_node_get(n, "media_type")))
 		rc = msb_config_string(v, &o->media_type, err);
 	if (rc == MSB_OK && (v = msb_node_get(n, "required")))
 		rc = msb_config_bool(v, &o->required, err);
-	if (rc == MSB_OK && (v = msb_node_get(n, "name")))
-		rc = msb_config_string(v, &o->name, err);
+	if (rc == MSB_OK && (v = msb_node_get(n, "name")) &&
+	    (rc = msb_config_string(v, &o->name, err)) == MSB_OK)
+		rc = check_output_name(v, "name", o->name, err);
 	if (rc == MSB_OK && (v = msb_node_get(n, "disposition")) &&
 	    (rc = msb_config_word(v, MSB_AXIS_DISPOSITION, &word, err)) == MSB_OK)
 		o->disposition = (msb_disposition)word;

@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "router_internal.h"
 
@@ -73,10 +74,41 @@ static void hold_output(msb_buf *b, bool *truncated, size_t max)
 	*truncated = true;
 }
 
+/*
+ * Every limit applies in both directions: what goes in is held to the spec's files_in as
+ * what comes out is to its files_out, here, so that no backend — and no host that skips the
+ * command line — carries more into a sandbox than the workload was allowed. One write is
+ * one file of a transfer, so all three caps bound it. Stdin and a run_code program are
+ * bytes going in too, one file's worth each.
+ */
+static msb_errc hold_in(const msb_sandbox *s, const char *what, const char *name, uint64_t len,
+			bool is_file, msb_error *err)
+{
+	const msb_transfer_limits *l = &s->spec.files_in;
+	if (len > l->max_bytes_per_file)
+		return msb_error_set(err, MSB_E_TRANSFER_CAP_EXCEEDED,
+				     "%s '%s' is %" PRIu64 " bytes, over this workload's files_in "
+				     "max_bytes_per_file of %" PRIu64 "; refused before it reached the "
+				     "sandbox", what, name, len, l->max_bytes_per_file);
+	if (is_file && len > l->max_total_bytes)
+		return msb_error_set(err, MSB_E_TRANSFER_CAP_EXCEEDED,
+				     "%s '%s' is %" PRIu64 " bytes, over this workload's files_in "
+				     "max_total_bytes of %" PRIu64 "; refused before it reached the "
+				     "sandbox", what, name, len, l->max_total_bytes);
+	if (is_file && l->max_files == 0)
+		return msb_error_set(err, MSB_E_TRANSFER_CAP_EXCEEDED,
+				     "%s '%s' is refused: this workload's files_in max_files is 0", what,
+				     name);
+	return MSB_OK;
+}
+
 msb_errc msb_sandbox_exec(msb_sandbox *s, const msb_exec_request *req, msb_exec_result *res,
 			  msb_error *err)
 {
 	msb_errc rc = gate(s, MSB_CAP_EXEC, "exec", err);
+	if (rc == MSB_OK && req->stdin_data)
+		rc = hold_in(s, "the standard input of", req->argv && req->argv[0] ? req->argv[0] : "",
+			     req->stdin_len, false, err);
 	if (rc)
 		return rc;
 	msb_exec_request r = *req;
@@ -93,6 +125,8 @@ msb_errc msb_sandbox_run_code(msb_sandbox *s, const char *code, double timeout,
 			      msb_exec_result *res, msb_error *err)
 {
 	msb_errc rc = gate(s, MSB_CAP_RUN_CODE, "run_code", err);
+	if (rc == MSB_OK && code)
+		rc = hold_in(s, "the run_code program of kind", s->spec.kind, strlen(code), false, err);
 	return rc ? rc : s->slot->backend->ops->run_code(s->slot->handle, code, timeout, res, err);
 }
 
@@ -100,6 +134,8 @@ msb_errc msb_sandbox_write_file(msb_sandbox *s, const char *path, const void *da
 				const char *working_directory, msb_error *err)
 {
 	msb_errc rc = gate(s, MSB_CAP_FILES_IN, "write_file", err);
+	if (rc == MSB_OK)
+		rc = hold_in(s, "file", path ? path : "", len, true, err);
 	return rc ? rc
 		  : s->slot->backend->ops->write_file(s->slot->handle, path, data, len,
 						       wd(s, working_directory), err);

@@ -15,10 +15,12 @@
  * checked for duplicates by hash, and a NUL in a key or value is refused rather than cut at.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -434,27 +436,73 @@ msb_errc msb_config_doc_parse(const char *text, size_t len, const char *name,
 	return rc;
 }
 
-msb_errc msb_config_doc_load(const char *path, msb_config_doc **out, msb_error *err)
+/* What a file type is called in a refusal. */
+static const char *file_kind(mode_t mode)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+	     : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+/*
+ * The file's text, read with a bound. O_NONBLOCK on the open is what keeps a FIFO from
+ * hanging it (an open for reading waits for a writer); the type is refused before a read.
+ */
+static msb_errc read_text(const char *path, char **text, size_t *len, msb_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
 		return msb_error_set_errno(err, errno == ENOENT ? MSB_E_NOT_FOUND : MSB_E_OS, errno,
 					   "cannot open configuration '%s'", path);
-	yaml_parser_t parser;
-	if (!yaml_parser_initialize(&parser)) {
-		fclose(f);
-		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	}
-	yaml_parser_set_input_file(&parser, f);
-	/* A directory opens for reading; its first read fails, which libyaml calls "input error". */
 	struct stat st;
-	msb_errc rc = fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)
-			      ? msb_error_set_errno(err, MSB_E_OS, EISDIR, "cannot read configuration '%s'", path)
-			      : doc_read(&parser, path, out, err);
-	if (rc == MSB_E_CONFIG && ferror(f))
-		rc = msb_error_set(err, MSB_E_OS, "cannot read configuration '%s': reading it failed part-way",
-				   path);
-	yaml_parser_delete(&parser);
-	fclose(f);
+	msb_errc rc = MSB_OK;
+	if (fstat(fd, &st) != 0)
+		rc = msb_error_set_errno(err, MSB_E_OS, errno, "cannot read configuration '%s'", path);
+	else if (S_ISDIR(st.st_mode))
+		rc = msb_error_set_errno(err, MSB_E_OS, EISDIR, "cannot read configuration '%s'", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = msb_error_set(err, MSB_E_CONFIG, "configuration '%s' is %s, not a regular file; "
+				   "refused before reading, since it could block or never end", path,
+				   file_kind(st.st_mode));
+	else if ((uint64_t)st.st_size > MSB_CONFIG_MAX_FILE)
+		rc = msb_error_set(err, MSB_E_CONFIG, "configuration '%s' is %lld bytes, over the %zu "
+				   "a sandbox.yaml may have; refused before reading", path,
+				   (long long)st.st_size, MSB_CONFIG_MAX_FILE);
+	char *buf = rc == MSB_OK ? malloc(MSB_CONFIG_MAX_FILE + 1) : NULL;
+	if (rc == MSB_OK && !buf)
+		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	size_t got = 0;
+	/* A regular file may still grow while it is read: the bound is held on the reads too. */
+	while (rc == MSB_OK) {
+		ssize_t n = read(fd, buf + got, MSB_CONFIG_MAX_FILE + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = msb_error_set(err, MSB_E_OS, "cannot read configuration '%s': reading it "
+					   "failed part-way", path);
+		else if (n == 0)
+			break;
+		else if ((got += (size_t)n) > MSB_CONFIG_MAX_FILE)
+			rc = msb_error_set(err, MSB_E_CONFIG, "configuration '%s' grew past the %zu "
+					   "bytes a sandbox.yaml may have while it was read; refused",
+					   path, MSB_CONFIG_MAX_FILE);
+	}
+	close(fd);
+	if (rc != MSB_OK) {
+		free(buf);
+		return rc;
+	}
+	*text = buf;
+	*len = got;
+	return MSB_OK;
+}
+
+msb_errc msb_config_doc_load(const char *path, msb_config_doc **out, msb_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	msb_errc rc = read_text(path, &text, &len, err);
+	if (rc == MSB_OK)
+		rc = msb_config_doc_parse(text, len, path, out, err);
+	free(text);
 	return rc;
 }

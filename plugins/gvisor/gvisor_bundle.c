@@ -139,6 +139,21 @@ static bool make_dirs(const char *rootfs, const char *dir)
 	}
 }
 
+/*
+ * msb-statx.so beside the agent binary, into `out`; false when there is none. It goes into
+ * a root of the host's image only (it is built for the host's C library): this runsc
+ * refuses statx's AT_NO_AUTOMOUNT, which GNU ls -l and stat pass, and the agent preloads
+ * the shim that drops it (sdk/agent/statx_fix.c).
+ */
+static bool statx_shim(const msb_driver_box *box, char *out, size_t n)
+{
+	snprintf(out, n, "%s", box->config->agent_path);
+	char *slash = strrchr(out, '/');
+	size_t at = slash ? (size_t)(slash + 1 - out) : 0;
+	snprintf(out + at, n - at, "msb-statx.so");
+	return access(out, R_OK) == 0;
+}
+
 /* Build <dir>/rootfs and emit the host image's binds; false (errno set) on failure. */
 static bool host_image(FILE *f, const msb_driver_box *box, const char *rootfs)
 {
@@ -160,6 +175,15 @@ static bool host_image(FILE *f, const msb_driver_box *box, const char *rootfs)
 	if (fd < 0)
 		return false;
 	close(fd);
+	/* The statx shim's mount point, when there is a shim to mount (statx_shim). */
+	char shim[4200];
+	if (statx_shim(box, shim, sizeof shim)) {
+		snprintf(agent, sizeof agent, "%s%s", rootfs, GVISOR_STATX_SHIM_PATH);
+		fd = open(agent, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return false;
+		close(fd);
+	}
 	for (const char *const *p = msb_image_host_paths(); *p; p++) {
 		bool bind;
 		if (!host_entry(rootfs, *p, &bind))
@@ -217,6 +241,9 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 	bind_mount(f, box->spec->work_dir, box->work_dir, true);
 	bind_mount(f, GVISOR_CHANNEL_DIR, chan_dir, true);
 	bind_mount(f, GVISOR_AGENT_PATH, box->config->agent_path, false);
+	char shim[4200];
+	if (!root && statx_shim(box, shim, sizeof shim))
+		bind_mount(f, GVISOR_STATX_SHIM_PATH, shim, false);
 	if (!root && !host_image(f, box, rootfs)) {
 		int e = errno;
 		fclose(f);

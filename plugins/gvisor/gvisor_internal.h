@@ -28,6 +28,8 @@ typedef struct gvisor_ctx {
 #define GVISOR_CHANNEL_DIR "/.msb"
 /* Where the agent binary is mounted inside the container. */
 #define GVISOR_AGENT_PATH "/.msb-agent"
+/* Where a host-image root gets msb-statx.so: the path the agent looks for (agent_internal.h). */
+#define GVISOR_STATX_SHIM_PATH "/.msb-statx.so"
 
 /* Where every sandbox's cgroup lives, in each hierarchy. */
 #define GVISOR_CGROUP_PARENT "msb/gvisor"

@@ -34,6 +34,7 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/run.c \
 	sdk/agent/files.c \
 	sdk/agent/reap.c \
+	sdk/agent/statx_fix.c \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \
@@ -51,3 +52,14 @@ endif
 # The kernel-header links configure made for the musl build.
 distclean-local:
 	rm -rf $(MUSL_KERNEL_INCLUDE)
+
+# msb-statx.so, preloaded into commands on a kernel whose statx refuses AT_NO_AUTOMOUNT
+# (sdk/agent/statx_fix.c says which and why). Built for the host's C library, never
+# sanitized (it is loaded into programs that are not), beside msb-agent in pkglibexecdir,
+# where a boundary that maps the host's image finds it (agent path's directory).
+pkglibexec_SCRIPTS = sdk/agent/msb-statx.so
+CLEANFILES += sdk/agent/msb-statx.so
+EXTRA_DIST += sdk/agent/statx_shim.c
+sdk/agent/msb-statx.so: $(top_srcdir)/sdk/agent/statx_shim.c
+	@mkdir -p sdk/agent
+	$(AM_V_CC)$(CC) -shared -fPIC -O2 $(WARN_CFLAGS) -o $@ $(top_srcdir)/sdk/agent/statx_shim.c

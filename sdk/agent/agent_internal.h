@@ -22,6 +22,7 @@ typedef struct agent_conf {
 	msb_agent_rlimits rlimits;
 	const char *path_env;
 	pid_t supervisor;         /* the process that owns every command (the subreaper) */
+	bool statx_fix;           /* agent_statx_shim() at start: commands preload the shim */
 } agent_conf;
 
 extern agent_conf agent;
@@ -45,6 +46,15 @@ msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *
  */
 char *agent_map_path(const char *path);
 
+/*
+ * statx_fix.c: whether this kernel refuses statx's AT_NO_AUTOMOUNT with EINVAL (gVisor), and
+ * whether the commands get the shim that drops the flag: that, and the boundary mapped the
+ * shim in at MSB_AGENT_STATX_SHIM (gVisor's host image does).
+ */
+#define MSB_AGENT_STATX_SHIM "/.msb-statx.so"
+bool agent_statx_broken(void);
+bool agent_statx_shim(void);
+
 /* Reap every exited child without blocking. */
 void agent_reap(void);
 /* The same; true when `watched` (a pid > 0) was among them. */
@@ -64,5 +74,31 @@ void agent_signal_ready(int fd);
 int agent_serve_listen(int lfd, int ready_fd);
 /* Kill every descendant of this process and reap them, until none are left (bounded). */
 void agent_kill_descendants(void);
+
+/*
+ * A timed-out command leaves nothing it started (reap.c). The process that runs commands is
+ * a child subreaper, so whatever a command starts stays below it however it detaches
+ * (setsid, a double fork, setpgid). agent_tree_begin, before the command starts, notes what
+ * is below already — an earlier command's daemons on this connection, which are not this
+ * command's to lose; it costs one waitpid when there is nothing. agent_tree_kill, after a
+ * timeout, SIGKILLs everything else below, round after round until a walk of /proc finds
+ * nothing alive (a fork loop forks while it is killed), and says what it reached.
+ */
+typedef struct agent_tree {
+	pid_t *pid;
+	unsigned long long *start;
+	size_t n;
+	pid_t command;                 /* the command (agent_tree_started) */
+	unsigned long long command_start; /* when it started, where /proc is ours; else 0 */
+} agent_tree;
+void agent_tree_begin(agent_tree *t);
+/* Note when command `pid` started, before it is killed and reaped. */
+void agent_tree_started(agent_tree *t, pid_t pid);
+/* MSB_REACH_TREE, or MSB_REACH_GROUP when the walk could not be made or end. */
+int agent_tree_kill(const agent_tree *t);
+void agent_tree_end(agent_tree *t);
+bool agent_tree_spares(const agent_tree *t, pid_t pid, unsigned long long start);
+/* This process's pid as /proc shows it (the host's pid when /proc is the host's), or -1. */
+pid_t agent_proc_self(void);
 
 #endif

@@ -90,6 +90,9 @@ static msb_errc reply_status(const msb_buf *payload, uint16_t type, msb_error *e
 	if (!msg || !msg_len || !*msg)
 		return msb_error_set(err, c, "the agent refused %s (%s) without saying why",
 				     msb_agent_type_name(type), msb_errc_name(c));
+	/* A sentence, not a payload: what is past the bound is the agent's, and dropped. */
+	if (msg_len > MSB_AGENT_MESSAGE_MAX)
+		msg_len = MSB_AGENT_MESSAGE_MAX;
 	return msb_error_set(err, c, "%.*s", (int)msg_len, (const char *)msg);
 }
 
@@ -103,18 +106,33 @@ static msb_errc send_request(msb_agent_client *c, const conn *cn, uint16_t type,
 
 /* Read the reply to request `id` of `type` on `cn`, and its status. */
 static msb_errc read_reply(msb_agent_client *c, const conn *cn, uint16_t type, uint32_t id,
-			   int64_t deadline, msb_buf *reply, msb_error *err)
+			   int64_t deadline, uint32_t max_reply, msb_buf *reply, msb_error *err)
 {
 	msb_errc rc;
 	msb_agent_header h;
 	/*
 	 * On a shared stream, a reply to an earlier request that timed out on this side may
-	 * still arrive: it is recognised by its id and skipped, so the stream stays in step.
+	 * still arrive: it is recognised by its id and skipped, so the stream stays in step —
+	 * also when it is larger than this request's bound (its body was skipped unread).
 	 */
-	do
-		rc = msb_agent_frame_read(cn->rfd, deadline, &h, reply, NULL, err);
-	while (rc == MSB_OK && !c->socket_path && h.version == MSB_AGENT_PROTOCOL_VERSION &&
-	       h.id != id && (h.type & MSB_AGENT_REPLY) && (int32_t)(id - h.id) > 0);
+	bool stale;
+	do {
+		memset(&h, 0, sizeof h);
+		rc = msb_agent_frame_read_max(cn->rfd, deadline, max_reply, &h, reply, NULL, err);
+		bool over = rc == MSB_E_PROTOCOL && h.magic == MSB_AGENT_MAGIC && h.length > max_reply;
+		stale = (rc == MSB_OK || over) && !c->socket_path &&
+			h.version == MSB_AGENT_PROTOCOL_VERSION && h.id != id &&
+			(h.type & MSB_AGENT_REPLY) && (int32_t)(id - h.id) > 0;
+		/* A connection of its own is dropped after a refusal; a shared stream cannot be. */
+		if (over && !c->socket_path) {
+			msb_error skip = MSB_ERROR_INIT;
+			if (msb_agent_frame_skip(cn->rfd, deadline, h.length, &skip) != MSB_OK)
+				stale = false;
+			msb_error_clear(&skip);
+		}
+		if (stale && rc != MSB_OK)
+			msb_error_clear(err);
+	} while (stale);
 	if (rc == MSB_E_TIMEOUT)
 		return msb_error_set(err, MSB_E_TIMEOUT,
 				     "agent protocol: the agent did not answer %s in time",
@@ -139,12 +157,12 @@ static msb_errc read_reply(msb_agent_client *c, const conn *cn, uint16_t type, u
 }
 
 static msb_errc round_trip(msb_agent_client *c, const conn *cn, uint16_t type,
-			   const msb_buf *payload, int64_t deadline, msb_buf *reply,
-			   msb_error *err)
+			   const msb_buf *payload, int64_t deadline, uint32_t max_reply,
+			   msb_buf *reply, msb_error *err)
 {
 	uint32_t id;
 	msb_errc rc = send_request(c, cn, type, payload, &id, err);
-	return rc == MSB_OK ? read_reply(c, cn, type, id, deadline, reply, err) : rc;
+	return rc == MSB_OK ? read_reply(c, cn, type, id, deadline, max_reply, reply, err) : rc;
 }
 
 static msb_errc hello_send(msb_agent_client *c, const conn *cn, uint32_t *id, msb_error *err)
@@ -161,7 +179,8 @@ static msb_errc hello_read(msb_agent_client *c, const conn *cn, uint32_t id, int
 			   msb_error *err)
 {
 	msb_buf reply = { 0 };
-	msb_errc rc = read_reply(c, cn, MSB_AGENT_HELLO, id, deadline, &reply, err);
+	msb_errc rc = read_reply(c, cn, MSB_AGENT_HELLO, id, deadline, MSB_AGENT_REPLY_SLACK, &reply,
+				 err);
 	msb_buf_free(&reply);
 	return rc;
 }
@@ -249,7 +268,7 @@ static void conn_put(msb_agent_client *c, const conn *cn, bool ok)
 
 msb_errc msb_agent_call(msb_agent_client *c, uint16_t type, const msb_buf *payload,
 			int64_t queue_deadline, int64_t deadline, msb_errc queued_code,
-			msb_buf *reply, msb_error *err)
+			uint32_t max_reply, msb_buf *reply, msb_error *err)
 {
 	conn cn;
 	bool queued;
@@ -261,7 +280,7 @@ msb_errc msb_agent_call(msb_agent_client *c, uint16_t type, const msb_buf *paylo
 				      "the sandbox's agent", msb_agent_type_name(type));
 		return queued ? queued_code : rc;
 	}
-	rc = round_trip(c, &cn, type, payload, deadline, reply, err);
+	rc = round_trip(c, &cn, type, payload, deadline, max_reply, reply, err);
 	/*
 	 * A refusal by the agent leaves a connection in step; a transport failure does not, and
 	 * such a connection is closed rather than pooled (a shared stream cannot be replaced:
@@ -384,7 +403,8 @@ msb_errc msb_agent_simple(msb_agent_client *c, uint16_t type, msb_buf *payload, 
 {
 	int64_t deadline = msb_agent_deadline_after(msb_agent_default_timeout(c, timeout));
 	msb_buf reply = { 0 };
-	msb_errc rc = msb_agent_call(c, type, payload, deadline, deadline, MSB_E_TIMEOUT, &reply, err);
+	msb_errc rc = msb_agent_call(c, type, payload, deadline, deadline, MSB_E_TIMEOUT,
+				     MSB_AGENT_REPLY_SLACK, &reply, err);
 	msb_buf_free(&reply);
 	msb_buf_free(payload);
 	return rc;

@@ -12,6 +12,26 @@
 /* How long past an exec's own deadline the agent gets to kill the tree and answer. */
 #define MSB_AGENT_EXEC_GRACE_MS 10000
 
+/*
+ * What a reply may hold beyond the result the request allowed: its status, a refusal's
+ * sentence, the fixed fields, and fields of a later minor version this client skips. A reply
+ * whose header says more than its request's bound is refused before it is allocated.
+ */
+#define MSB_AGENT_REPLY_SLACK ((uint32_t)64u * 1024u)
+/* The longest refusal sentence kept from an agent (a path is at most 4096 bytes). */
+#define MSB_AGENT_MESSAGE_MAX 8192u
+/* The most entries a list_dir reply may describe: each costs the host an allocation. */
+#define MSB_AGENT_MAX_ENTRIES 65536u
+/* The longest path an entry may carry. */
+#define MSB_AGENT_ENTRY_PATH_MAX 4096u
+
+/* `result` (bytes a request allowed) plus the slack, within MSB_AGENT_MAX_PAYLOAD. */
+static inline uint32_t msb_agent_reply_bound(uint64_t result)
+{
+	uint64_t most = (uint64_t)MSB_AGENT_MAX_PAYLOAD - MSB_AGENT_REPLY_SLACK;
+	return (uint32_t)((result < most ? result : most) + MSB_AGENT_REPLY_SLACK);
+}
+
 /* CLOCK_MONOTONIC ms `seconds` from now. */
 MSB_AGENT_HIDDEN int64_t msb_agent_deadline_after(double seconds);
 /* `t` when positive, else the client's default, else 30 s. */
@@ -19,12 +39,13 @@ MSB_AGENT_HIDDEN double msb_agent_default_timeout(const msb_agent_client *c, dou
 /*
  * One request. `queue_deadline` bounds getting a connection; `deadline` the reply (0: none).
  * On a queue timeout, `queued_code` is the code reported (SandboxQueuedTimeout for a program
- * run). On success `reply` holds the reply's payload (status fields included).
+ * run). `max_reply` bounds the reply's payload (msb_agent_reply_bound). On success `reply`
+ * holds the reply's payload (status fields included).
  */
 MSB_AGENT_HIDDEN msb_errc msb_agent_call(msb_agent_client *c, uint16_t type,
 					 const msb_buf *payload, int64_t queue_deadline,
-					 int64_t deadline, msb_errc queued_code, msb_buf *reply,
-					 msb_error *err);
+					 int64_t deadline, msb_errc queued_code, uint32_t max_reply,
+					 msb_buf *reply, msb_error *err);
 /* A request whose reply carries nothing but its status; consumes `payload`. */
 MSB_AGENT_HIDDEN msb_errc msb_agent_simple(msb_agent_client *c, uint16_t type, msb_buf *payload,
 					   double timeout, msb_error *err);

@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <msb/agent.h>
@@ -16,7 +17,25 @@
 
 #include "client_internal.h"
 
-static msb_errc parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb_error *err)
+/* A stream's bytes joined to what it holds, when they stay within `most`; refused before
+ * anything is allocated otherwise (see check_output for why refused, not cut). */
+static msb_errc take_stream(uint16_t type, msb_buf *into, const msb_agent_field *f, uint64_t most,
+			    const char *name, msb_error *err)
+{
+	if ((uint64_t)into->len + f->len > most)
+		return msb_error_set(err, MSB_E_PROTOCOL,
+				     "agent protocol: the agent answered %s with %zu bytes of %s, more "
+				     "than the %" PRIu64 " per stream it was allowed; refused",
+				     msb_agent_type_name(type), into->len + (size_t)f->len, name, most);
+	return msb_buf_append(into, f->value, f->len, err);
+}
+
+/* kill_reach was added in padding: the layout every built host and plugin agrees on holds. */
+_Static_assert(sizeof(void *) != 8 || offsetof(msb_exec_result, out) == 16,
+	       "msb_exec_result's layout changed");
+
+static msb_errc parse_exec_reply(uint16_t type, const msb_buf *reply, uint64_t most,
+				 msb_exec_result *res, msb_error *err)
 {
 	msb_agent_reader r = { .data = reply->data, .len = reply->len };
 	uint32_t v;
@@ -33,6 +52,12 @@ static msb_errc parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb
 			break;
 		case MSB_TAG_SIGNAL:
 			rc = msb_agent_field_u32(&f, &v, err);
+			/* A signal number no kernel has is a lie the host would print as fact. */
+			if (rc == MSB_OK && v > 128)
+				rc = msb_error_set(err, MSB_E_PROTOCOL,
+						   "agent protocol: the agent answered %s with signal "
+						   "%u, which does not exist; refused",
+						   msb_agent_type_name(type), v);
 			res->term_signal = (int)v;
 			break;
 		case MSB_TAG_FLAGS:
@@ -41,11 +66,20 @@ static msb_errc parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb
 			res->out_truncated = v & MSB_AGENT_F_OUT_TRUNCATED;
 			res->err_truncated = v & MSB_AGENT_F_ERR_TRUNCATED;
 			break;
+		case MSB_TAG_KILL_REACH:
+			rc = msb_agent_field_u32(&f, &v, err);
+			if (rc == MSB_OK && v > MSB_REACH_TREE)
+				rc = msb_error_set(err, MSB_E_PROTOCOL,
+						   "agent protocol: the agent answered %s with a kill "
+						   "reach of %u, which does not exist; refused",
+						   msb_agent_type_name(type), v);
+			res->kill_reach = (unsigned char)v;
+			break;
 		case MSB_TAG_STDOUT:
-			rc = msb_buf_append(&res->out, f.value, f.len, err);
+			rc = take_stream(type, &res->out, &f, most, "stdout", err);
 			break;
 		case MSB_TAG_STDERR:
-			rc = msb_buf_append(&res->err, f.value, f.len, err);
+			rc = take_stream(type, &res->err, &f, most, "stderr", err);
 			break;
 		default:
 			break;
@@ -73,22 +107,17 @@ static void run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64
 }
 
 /*
- * More output than was asked for is an agent that broke the protocol (one that a guest
- * replaced, as its user can), and the host is not left holding it: `asked` 0 is the agent's
- * default, which is never above MSB_AGENT_MAX_OUTPUT.
+ * The most output per stream an honest agent can answer with. More than was asked for is an
+ * agent that broke the protocol (one that a guest replaced, as its user can): refused, not
+ * cut, because an honest agent cuts at the cap itself and flags it, so output past the cap
+ * says the agent is not the one the host started — and none of its answer (exit status,
+ * flags) can be believed either. `asked` 0 is the agent's default, which is never above
+ * MSB_AGENT_MAX_OUTPUT; a driver passes its configured max_output instead of 0, so the cap
+ * the operator wrote is the one held here.
  */
-static msb_errc check_output(uint16_t type, const msb_exec_result *res, uint64_t asked,
-			     msb_error *err)
+static uint64_t output_cap(uint64_t asked)
 {
-	uint64_t most = asked && asked < MSB_AGENT_MAX_OUTPUT ? asked : MSB_AGENT_MAX_OUTPUT;
-	const msb_buf *over = res->out.len > most ? &res->out : res->err.len > most ? &res->err : NULL;
-	if (!over)
-		return MSB_OK;
-	return msb_error_set(err, MSB_E_PROTOCOL,
-			     "agent protocol: the agent answered %s with %zu bytes of %s, more than "
-			     "the %" PRIu64 " per stream it was allowed; refused",
-			     msb_agent_type_name(type), over->len, over == &res->out ? "stdout" : "stderr",
-			     most);
+	return asked && asked < MSB_AGENT_MAX_OUTPUT ? asked : MSB_AGENT_MAX_OUTPUT;
 }
 
 static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double timeout,
@@ -112,11 +141,14 @@ static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double
 		}
 	}
 	msb_buf reply = { 0 };
-	msb_errc rc = msb_agent_call(c, type, payload, queue, reply_deadline, MSB_E_QUEUED_TIMEOUT, &reply, err);
+	uint64_t most = output_cap(max_output);
+	msb_errc rc = msb_agent_call(c, type, payload, queue, reply_deadline, MSB_E_QUEUED_TIMEOUT,
+				     msb_agent_reply_bound(2 * most), &reply, err);
 	if (rc == MSB_OK)
-		rc = parse_exec_reply(&reply, res, err);
-	if (rc == MSB_OK)
-		rc = check_output(type, res, max_output, err);
+		rc = parse_exec_reply(type, &reply, most, res, err);
+	else if (rc == MSB_E_PROTOCOL)
+		msb_error_prefix(err, "%s allowed %" PRIu64 " bytes per stream: ",
+				 msb_agent_type_name(type), most);
 	if (rc != MSB_OK)
 		msb_exec_result_free(res);
 	msb_buf_free(&reply);

@@ -28,16 +28,31 @@ const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *h)
 	return &h->paths.box;
 }
 
+/*
+ * The cap a call runs under: its own, or else the backend's configured max_output — sent to
+ * the agent explicitly rather than as "your default", so that the client holds the agent's
+ * answer to the cap the operator wrote, not to the agent's hard ceiling (an agent a guest
+ * replaced knows no default of ours).
+ */
+static size_t output_cap(const msb_sandbox_handle *h, size_t asked)
+{
+	uint64_t configured = h->inst->config.agent.default_max_output;
+	/* 0 configured is the agent's own default, which msb-agent documents as 1 MiB. */
+	return asked ? asked : configured ? (size_t)configured : (size_t)MSB_MIB;
+}
+
 msb_errc msb_driver_exec(msb_sandbox_handle *h, const msb_exec_request *req,
 			 msb_exec_result *res, msb_error *err)
 {
-	return said(h, msb_agent_exec(h->client, req, NULL, res, err), err);
+	msb_exec_request r = *req;
+	r.max_output = output_cap(h, req->max_output);
+	return said(h, msb_agent_exec(h->client, &r, NULL, res, err), err);
 }
 
 msb_errc msb_driver_run_code(msb_sandbox_handle *h, const char *code, double timeout,
 			     msb_exec_result *res, msb_error *err)
 {
-	return said(h, msb_agent_run_code(h->client, code, timeout, 0, res, err), err);
+	return said(h, msb_agent_run_code(h->client, code, timeout, output_cap(h, 0), res, err), err);
 }
 
 msb_errc msb_driver_write_file(msb_sandbox_handle *h, const char *path, const void *data,

@@ -44,6 +44,12 @@ static _Noreturn void accept_and_serve(int lfd, int busy_w, pid_t supervisor)
 {
 	signal(SIGTERM, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * What this connection's commands start stays below it, however it detaches, so a
+	 * timeout can find and kill it all (agent_tree_kill). Set before accept: no cost on a
+	 * request's path. What outlives the connection passes up to the supervisor.
+	 */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (getppid() != supervisor)
 		_exit(1);
 	int c;

@@ -318,6 +318,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	agent.statx_fix = agent_statx_shim();
 	if (mkdir(agent.work_dir, 0700) < 0 && errno != EEXIST)
 		die("cannot create work dir %s", agent.work_dir);
 	if (chdir(agent.work_dir) < 0)

@@ -275,6 +275,25 @@ static msb_errc read_all(int fd, unsigned char *p, size_t n, int64_t deadline_ms
 msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
 			      msb_buf *payload, bool *eof, msb_error *err)
 {
+	return msb_agent_frame_read_max(fd, deadline_ms, MSB_AGENT_MAX_PAYLOAD, h, payload, eof, err);
+}
+
+msb_errc msb_agent_frame_skip(int fd, int64_t deadline_ms, size_t n, msb_error *err)
+{
+	unsigned char chunk[65536];
+	while (n > 0) {
+		size_t want = n < sizeof chunk ? n : sizeof chunk, got;
+		msb_errc rc = read_all(fd, chunk, want, deadline_ms, &got, err);
+		if (rc != MSB_OK)
+			return rc;
+		n -= want;
+	}
+	return MSB_OK;
+}
+
+msb_errc msb_agent_frame_read_max(int fd, int64_t deadline_ms, uint32_t max_len,
+				  msb_agent_header *h, msb_buf *payload, bool *eof, msb_error *err)
+{
 	unsigned char raw[MSB_AGENT_HEADER_SIZE];
 	size_t got;
 	if (eof)
@@ -288,6 +307,13 @@ msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
 	rc = msb_agent_header_decode(raw, h, err);
 	if (rc != MSB_OK)
 		return rc;
+	if (h->length > max_len) {
+		msb_buf_free(payload);
+		return msb_error_set(err, MSB_E_PROTOCOL,
+				     "agent protocol: a %u-byte %s frame is over the %u bytes its "
+				     "request allows; refused before it was read", h->length,
+				     msb_agent_type_name(h->type & ~MSB_AGENT_REPLY), max_len);
+	}
 	/*
 	 * The length is bounded now: allocating it is safe. The caller's buffer is reused when it
 	 * is large enough: a C library that returns a large block to the kernel at free (musl,

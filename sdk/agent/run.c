@@ -7,8 +7,10 @@
  * and stdout and stderr on separate pipes that are always drained — past the output cap the
  * bytes are read and dropped, never left to block the writer — so a chatty program cannot
  * stall itself into a false timeout. The deadline is wall clock; when it passes the whole
- * process group is SIGKILLed. A daemon that left the group with setsid survives the command
- * by design (a container's behaviour) and is killed at SHUTDOWN instead.
+ * process group is SIGKILLed, and then everything else the command started, however it
+ * detached (agent_tree_kill: the runner is a subreaper, so nothing it started can leave its
+ * subtree). A daemon that a command which did NOT time out leaves behind survives it by
+ * design (a container's behaviour) and is killed at SHUTDOWN instead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,16 +63,21 @@ static char **build_env(char *const *extra, const char *home)
 	size_t n = 0;
 	while (extra && extra[n])
 		n++;
-	char **env = calloc(n + 4, sizeof *env);
+	char **env = calloc(n + 5, sizeof *env);
 	if (!env)
 		return NULL;
 	size_t k = 0;
-	bool has_path = false, has_home = false;
+	bool has_path = false, has_home = false, has_preload = false;
 	for (size_t i = 0; i < n; i++) {
 		has_path |= strncmp(extra[i], "PATH=", 5) == 0;
 		has_home |= strncmp(extra[i], "HOME=", 5) == 0;
+		has_preload |= strncmp(extra[i], "LD_PRELOAD=", 11) == 0;
 		env[k++] = extra[i];
 	}
+	/* A kernel whose statx refuses AT_NO_AUTOMOUNT: see statx_fix.c. A caller's own
+	 * LD_PRELOAD is theirs to keep. */
+	if (agent.statx_fix && !has_preload)
+		env[k++] = (char *)"LD_PRELOAD=" MSB_AGENT_STATX_SHIM;
 	static char path_var[PATH_MAX + 8], home_var[PATH_MAX + 8];
 	snprintf(path_var, sizeof path_var, "PATH=%s", agent.path_env);
 	snprintf(home_var, sizeof home_var, "HOME=%s", home);
@@ -253,7 +260,7 @@ static int open_pidfd(pid_t pid)
 
 /* The supervising loop: feed stdin, drain both streams, watch the deadline and the child. */
 static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, stream *errs,
-		      int *status, bool *timed_out)
+		      int *status, bool *timed_out, agent_tree *tree)
 {
 	int64_t deadline = msb_agent_now_ms() + (int64_t)rs->timeout_ms;
 	int64_t drain_until = 0;
@@ -306,6 +313,8 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 	if (in_fd >= 0)
 		close(in_fd);
 	if (*timed_out) {
+		/* While it still exists: when it started is what its orphans are told by. */
+		agent_tree_started(tree, pid);
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 	}
@@ -321,7 +330,7 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 	}
 }
 
-static msb_errc put_result(msb_buf *reply, int status, bool timed_out, stream *out,
+static msb_errc put_result(msb_buf *reply, int status, bool timed_out, int reach, stream *out,
 			   stream *errs, msb_error *err)
 {
 	int code = 0, sig = 0;
@@ -343,6 +352,8 @@ static msb_errc put_result(msb_buf *reply, int status, bool timed_out, stream *o
 		rc = msb_agent_put(reply, MSB_TAG_STDOUT, out->buf.data, out->buf.len, err);
 	if (rc == MSB_OK)
 		rc = msb_agent_put(reply, MSB_TAG_STDERR, errs->buf.data, errs->buf.len, err);
+	if (rc == MSB_OK && timed_out)
+		rc = msb_agent_put_u32(reply, MSB_TAG_KILL_REACH, (uint32_t)reach, err);
 	return rc;
 }
 
@@ -366,11 +377,14 @@ static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 		free(env);
 		return msb_error_set_errno(err, MSB_E_OS, e, "exec refused by msb-agent: pipe");
 	}
+	agent_tree tree;
+	agent_tree_begin(&tree);
 	pid_t pid = spawn_command(rs, env, in[0], out[1], er[1], st[1]);
 	int fork_errno = errno;
 	free(env);
 	close(in[0]), close(out[1]), close(er[1]), close(st[1]);
 	if (pid < 0) {
+		agent_tree_end(&tree);
 		close(in[1]), close(out[0]), close(er[0]), close(st[0]);
 		return msb_error_set_errno(err, MSB_E_OS, fork_errno, "exec refused by msb-agent: vfork");
 	}
@@ -383,6 +397,7 @@ static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 		close(in[1]), close(out[0]), close(er[0]);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		agent_tree_end(&tree);
 		return report_child_failure(rs, &f, err);
 	}
 	fcntl(in[1], F_SETFL, O_NONBLOCK);
@@ -391,12 +406,15 @@ static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 	stream so = { .fd = out[0] }, se = { .fd = er[0] };
 	int status = 0;
 	bool timed_out = false;
-	supervise(rs, pid, in[1], &so, &se, &status, &timed_out);
+	supervise(rs, pid, in[1], &so, &se, &status, &timed_out, &tree);
+	/* The group is dead; what left it (setsid, a double fork, setpgid) is found below us. */
+	int reach = timed_out ? agent_tree_kill(&tree) : 0;
+	agent_tree_end(&tree);
 	if (so.fd >= 0)
 		close(so.fd);
 	if (se.fd >= 0)
 		close(se.fd);
-	msb_errc rc = put_result(reply, status, timed_out, &so, &se, err);
+	msb_errc rc = put_result(reply, status, timed_out, reach, &so, &se, err);
 	msb_buf_free(&so.buf);
 	msb_buf_free(&se.buf);
 	return rc;

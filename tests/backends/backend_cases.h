@@ -20,6 +20,23 @@
 typedef msb_errc (*backend_opener)(backend_fixture *fx, const char *state, const char *extra,
 				   msb_error *err);
 
+/*
+ * Open a plugin's fixture on a fresh state dir, or skip the case saying why when `usable`
+ * (NULL: always) finds its engine cannot run here; a failed open fails the case.
+ */
+static inline void backend_open_or_skip(bool (*usable)(char *why, size_t n), backend_opener open,
+					backend_fixture *fx)
+{
+	char why[512];
+	if (usable && !usable(why, sizeof why)) {
+		printf("skip: %s\n", why);
+		skip();
+	}
+	msb_error err = MSB_ERROR_INIT;
+	if (open(fx, NULL, "", &err) != MSB_OK)
+		fail_msg("opening the backend: %s", msb_error_message(&err));
+}
+
 static inline msb_key backend_key(const char *thread, const char *call_id)
 {
 	msb_key k = { "test", thread, "agent", call_id ? call_id : "" };

@@ -110,3 +110,34 @@ tests_backends_image_backends_LDADD = core/libmsb.la $(IMAGE_TEST_LIBS) $(PTHREA
 tests_backends_image_backends_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la plugins/process/process.la sdk/agent/msb-agent \
 	plugins/qemu/qemu.la plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay
+
+# The host holds its configured caps against a forged agent (tests/agent/forged_agent).
+check_PROGRAMS += tests/backends/forged_caps
+TESTS += tests/backends/forged_caps
+tests_backends_forged_caps_SOURCES = tests/backends/forged_caps.c tests/backends/backend_fixture.h
+tests_backends_forged_caps_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_forged_caps_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_forged_caps_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	tests/agent/forged_agent plugins/process/process.la
+
+# A timed-out command leaves nothing it started, on every backend this machine runs.
+check_PROGRAMS += tests/backends/timeout_tree
+TESTS += tests/backends/timeout_tree
+tests_backends_timeout_tree_SOURCES = tests/backends/timeout_tree.c tests/backends/backend_fixture.h \
+	tests/backends/backend_cases.h tests/backends/bwrap_fixture.h tests/backends/gvisor_fixture.h \
+	tests/backends/qemu_fixture.h
+tests_backends_timeout_tree_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_backends_timeout_tree_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_backends_timeout_tree_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/process/process.la plugins/bwrap/bwrap.la plugins/gvisor/gvisor.la plugins/qemu/qemu.la \
+	plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay
+
+# GNU ls -l and stat inside gVisor on the host image (this runsc refuses AT_NO_AUTOMOUNT).
+check_PROGRAMS += tests/backends/gvisor_statx
+TESTS += tests/backends/gvisor_statx
+tests_backends_gvisor_statx_SOURCES = tests/backends/gvisor_statx.c tests/backends/gvisor_fixture.h \
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h
+tests_backends_gvisor_statx_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_gvisor_statx_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_gvisor_statx_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent sdk/agent/msb-statx.so plugins/gvisor/gvisor.la

@@ -33,16 +33,6 @@
 #define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
 #define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
 
-static void bare_true(void)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		execlp("true", "true", (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, NULL, 0);
-}
-
 static void agent_start(const char *dir)
 {
 	char sock[256];
@@ -244,11 +234,11 @@ int main(void)
 	open_backend(&mem, fast);
 	open_backend(&disk, dir);
 	for (int i = 0; i < 10; i++)
-		bare_true();
+		bench_bare_true();
 	agent_start(fast);
 	for (int r = 0; r < COLD_ROUNDS; r++) {
 		double t = bench_now_ms();
-		bare_true();
+		bench_bare_true();
 		bare[r] = bench_now_ms() - t;
 		t = bench_now_ms();
 		agent_start(fast);
@@ -271,7 +261,7 @@ int main(void)
 		exec_true(&mem, h);
 		warm[r] = bench_now_ms() - t;
 		t = bench_now_ms();
-		bare_true();
+		bench_bare_true();
 		warm_bare[r] = bench_now_ms() - t;
 	}
 	mem.ops->release(h);

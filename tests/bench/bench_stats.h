@@ -7,6 +7,8 @@
 #define MSB_BENCH_STATS_H
 
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 static inline double bench_now_ms(void)
@@ -34,6 +36,17 @@ static inline double bench_median(double *v, size_t n)
 {
 	qsort(v, n, sizeof *v, bench_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* fork + exec `true` + wait, no sandbox: the baseline a backend's exec is set against. */
+static inline void bench_bare_true(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("true", "true", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, NULL, 0);
 }
 
 #endif

@@ -124,3 +124,11 @@ BENCHES += tests/bench/bench_image_boot
 tests_bench_bench_image_boot_SOURCES = tests/bench/bench_image_boot.c tests/bench/bench_stats.h
 tests_bench_bench_image_boot_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_image_boot_LDADD = sdk/libmsb-sdk.la
+
+# What the kill of a timed-out command's whole tree costs each command (issue 17).
+BENCHES += tests/bench/bench_tree
+tests_bench_bench_tree_SOURCES = tests/bench/bench_tree.c tests/bench/bench_warm.h tests/bench/bench_stats.h
+tests_bench_bench_tree_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_tree_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+tests_bench_bench_tree_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/process/process.la plugins/bwrap/bwrap.la

@@ -266,7 +266,7 @@ run "$msb" -c "$cfg" exec shell --scope s --thread t --timeout soon -- true; exp
 # Standard input that cannot be read (a directory) is refused, not sent as empty.
 "$msb" -c "$cfg" exec shell --scope s --thread t --stdin -- cat <"$tmp" >"$tmp/out" 2>"$tmp/err"; status=$?
 expect_status 125 "exec --stdin unreadable"; expect_error_line OSError "exec --stdin unreadable"
-expect_err "exec --stdin: cannot read standard input" "exec --stdin names what failed"
+expect_err "exec: cannot read standard input" "exec --stdin names what failed"
 
 # Progress: a slow acquire says so on a terminal, and never into a pipe.
 sed 's/default_stdout:/acquire_delay: 700ms\n      default_stdout:/' "$cfg" >"$tmp/slow.yaml"

@@ -2,3 +2,9 @@
 # and the loader's fixture plugins (which therefore build first).
 TESTS += tests/cli/cli.sh
 EXTRA_DIST += tests/cli/cli.sh
+# Host input read with a bound (issue 17): put, --stdin, run-code, sandbox.yaml.
+TESTS += tests/cli/cli_bounds.sh
+EXTRA_DIST += tests/cli/cli_bounds.sh
+# What exec says about a timeout and a cut (issue 17), against the real process backend.
+TESTS += tests/cli/cli_timeout.sh
+EXTRA_DIST += tests/cli/cli_timeout.sh

@@ -325,10 +325,23 @@ static void test_unknown_selection_word(void **state)
 		"3:14: router.selection: ", "unknown selection 'first'", "fixed, per_spec", NULL);
 }
 
+/* A path or landing name that cannot land is refused at load, at the value's position. */
 static void test_declared_output_not_literal(void **state)
 {
 	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - path: ../x.png\n", MSB_E_CONFIG,
-		"9:7: specs.a.declared_outputs: ", "not a literal path", NULL);
+		"9:15: specs.a.declared_outputs[0].path: ", "'../x.png'", "'..' traversal", NULL);
+	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - path: /etc/x\n", MSB_E_CONFIG,
+		"9:15: specs.a.declared_outputs[0].path: ", "is absolute", NULL);
+	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - {path: x.png, name: ../y.png}\n",
+		MSB_E_CONFIG, "9:29: specs.a.declared_outputs[0].name: ", "'../y.png'", "'..'", NULL);
+	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - {path: x.png, name: /y.png}\n",
+		MSB_E_CONFIG, "9:29: specs.a.declared_outputs[0].name: ", "is absolute", NULL);
+	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - {path: x.png, name: 'a\\b'}\n",
+		MSB_E_CONFIG, "9:29: specs.a.declared_outputs[0].name: ", "backslash", NULL);
+	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - {path: x.png, name: a//b}\n",
+		MSB_E_CONFIG, "9:29: specs.a.declared_outputs[0].name: ", "empty or '.' segment", NULL);
+	refused(HEAD "specs:\n  a:\n    declared_outputs:\n      - {path: x.png, name: ''}\n",
+		MSB_E_CONFIG, "9:29: specs.a.declared_outputs[0].name: ", "non-empty", NULL);
 }
 
 static void test_plugin_not_found(void **state)

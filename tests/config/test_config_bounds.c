@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -260,6 +261,52 @@ static void test_directory_refused(void **state)
 	msb_error_clear(&err);
 }
 
+/*
+ * A FIFO given as the file: the open itself used to wait for a writer, for ever. Refused at
+ * once, before a read, naming what it is; so is a character device (/dev/zero never ends).
+ */
+static void test_fifo_and_device_refused(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/msb-config-fifo-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char fifo[64];
+	snprintf(fifo, sizeof fifo, "%s/sandbox.yaml", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = msb_config_load(fifo, NULL, &cfg, &err);
+	unlink(fifo);
+	rmdir(dir);
+	assert_int_equal(rc, MSB_E_CONFIG);
+	assert_null(cfg);
+	assert_non_null(strstr(msb_error_message(&err), "is a FIFO, not a regular file"));
+	msb_error_clear(&err);
+	rc = msb_config_load("/dev/zero", NULL, &cfg, &err);
+	assert_int_equal(rc, MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "is a character device"));
+	msb_error_clear(&err);
+}
+
+/* A file over MSB_CONFIG_MAX_FILE is refused by its size, before it is read. */
+static void test_oversized_file_refused(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/msb-config-big-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	/* Sparse: a size past the bound costs no disk. */
+	assert_int_equal(ftruncate(fd, (off_t)MSB_CONFIG_MAX_FILE + 1), 0);
+	close(fd);
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = msb_config_load(path, NULL, &cfg, &err);
+	unlink(path);
+	assert_int_equal(rc, MSB_E_CONFIG);
+	assert_non_null(strstr(msb_error_message(&err), "over the 4194304 a sandbox.yaml may have"));
+	msb_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_parse_without_plugins),
 		cmocka_unit_test(test_plugin_path_linear),
 		cmocka_unit_test(test_directory_refused),
+		cmocka_unit_test(test_fifo_and_device_refused),
+		cmocka_unit_test(test_oversized_file_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,7 +20,7 @@ struct ctx {
 	msb_backend *b;
 };
 
-static struct ctx *open_sandbox(void **state, const char *yaml, msb_set requires)
+static struct ctx *open_sandbox_spec(void **state, const char *yaml, const msb_spec *spec)
 {
 	static struct ctx c;
 	memset(&c, 0, sizeof c);
@@ -30,14 +30,19 @@ static struct ctx *open_sandbox(void **state, const char *yaml, msb_set requires
 	msb_error err = MSB_ERROR_INIT;
 	if (msb_router_new(&c.b, 1, &o, &c.r, &err) != MSB_OK)
 		fail_msg("router: %s", msb_error_message(&err));
-	msb_spec spec;
-	msb_spec_init(&spec, "k");
-	spec.requires = requires;
 	msb_key key = { "s", "t", "a", "" };
-	if (msb_router_acquire(c.r, &key, &spec, &c.sb, &err) != MSB_OK)
+	if (msb_router_acquire(c.r, &key, spec, &c.sb, &err) != MSB_OK)
 		fail_msg("acquire: %s", msb_error_message(&err));
 	*state = &c;
 	return &c;
+}
+
+static struct ctx *open_sandbox(void **state, const char *yaml, msb_set requires)
+{
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	spec.requires = requires;
+	return open_sandbox_spec(state, yaml, &spec);
 }
 
 static int teardown(void **state)
@@ -285,6 +290,38 @@ static void the_fakes_config_is_strict(void **state)
 	}
 	fx_free(&f);
 }
+/*
+ * What goes in is held to the spec's files_in as what comes out is to its files_out, by the
+ * library, whatever the backend would take: a write over any of the three caps, stdin and a
+ * run_code program over the per-file cap are refused naming the cap and the file, and the
+ * backend never sees them.
+ */
+static void files_in_caps_hold_going_in(void **state)
+{
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	spec.requires = MSB_DEFAULT_CAPABILITIES | MSB_BIT(MSB_CAP_RUN_CODE);
+	spec.files_in = (msb_transfer_limits){ 100, 80, 2 };
+	struct ctx *c = open_sandbox_spec(state, full_caps, &spec);
+	msb_error err = MSB_ERROR_INIT;
+	char data[102] = { 0 };
+	memset(data, 'x', 101);
+	fx_assert_refused(&err, msb_sandbox_write_file(c->sb, "big.bin", data, 101, NULL, &err),
+			  MSB_E_TRANSFER_CAP_EXCEEDED, "'big.bin' is 101 bytes", "max_bytes_per_file of 100");
+	fx_assert_refused(&err, msb_sandbox_write_file(c->sb, "big.bin", data, 81, NULL, &err),
+			  MSB_E_TRANSFER_CAP_EXCEEDED, "'big.bin' is 81 bytes", "max_total_bytes of 80");
+	assert_null(fx_recorded(c->b, "write_file", 0));
+	assert_int_equal(msb_sandbox_write_file(c->sb, "ok.bin", data, 80, NULL, &err), MSB_OK);
+	const char *argv[] = { "cat", NULL };
+	msb_exec_request req = { .argv = argv, .stdin_data = data, .stdin_len = 101 };
+	msb_exec_result res = { 0 };
+	fx_assert_refused(&err, msb_sandbox_exec(c->sb, &req, &res, &err), MSB_E_TRANSFER_CAP_EXCEEDED,
+			  "standard input of 'cat'", "max_bytes_per_file of 100");
+	fx_assert_refused(&err, msb_sandbox_run_code(c->sb, data, 5, &res, &err),
+			  MSB_E_TRANSFER_CAP_EXCEEDED, "run_code program", "max_bytes_per_file of 100");
+	assert_null(fx_recorded(c->b, "exec", 0));
+	assert_null(fx_recorded(c->b, "run_code", 0));
+}
 
 int main(void)
 {
@@ -294,6 +331,7 @@ int main(void)
 		T(exec_is_gated_too),
 		T(exec_and_run_code_answer_from_separate_scripts),
 		T(files_round_trip_under_the_work_dir),
+		T(files_in_caps_hold_going_in),
 		T(paths_are_confined),
 		T(reclaim_removes_and_absent_is_success),
 		T(a_disposed_sandbox_refuses_work),

@@ -42,6 +42,12 @@ extern "C" {
  */
 #define MSB_CONFIG_MAX_DEPTH 64
 #define MSB_CONFIG_MAX_TREE ((size_t)64 << 20)
+/*
+ * The largest sandbox.yaml file read (msb_config_doc_load): the text is read with this bound
+ * and refused as soon as it is passed, never read to its end first. Only a regular file is
+ * read: a FIFO would hang the reader until someone wrote to it, a device could be endless.
+ */
+#define MSB_CONFIG_MAX_FILE ((size_t)4 << 20)
 
 /* ---- the YAML layer: a document as an msb_node tree ----------------------------------- */
 

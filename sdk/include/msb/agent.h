@@ -95,6 +95,7 @@ typedef enum msb_agent_tag {
 	MSB_TAG_FLAGS = 32,      /* u32 MSB_AGENT_F_* */
 	MSB_TAG_STDOUT = 33,     /* bytes */
 	MSB_TAG_STDERR = 34,     /* bytes */
+	MSB_TAG_KILL_REACH = 35, /* u32 msb_kill_reach: what a timed-out command's kill reached */
 	MSB_TAG_FOUND = 40,      /* u32 0/1 */
 	MSB_TAG_ENTRY = 41,      /* kind:u8 size:i64 path[...] */
 } msb_agent_tag;
@@ -167,6 +168,18 @@ msb_errc msb_agent_frame_write(int fd, uint16_t type, uint32_t id, const msb_buf
  */
 msb_errc msb_agent_frame_read(int fd, int64_t deadline_ms, msb_agent_header *h,
 			      msb_buf *payload, bool *eof, msb_error *err);
+
+/*
+ * msb_agent_frame_read with a bound of the caller's below MSB_AGENT_MAX_PAYLOAD: what the
+ * request allowed (a host's caps say how large an honest answer can be). A frame whose
+ * header says more is refused (MSB_E_PROTOCOL, *h filled) before a byte of its body is
+ * read or allocated; `payload` is left empty. A caller that must keep a shared stream in
+ * step drops the body with msb_agent_frame_skip.
+ */
+msb_errc msb_agent_frame_read_max(int fd, int64_t deadline_ms, uint32_t max_len,
+				  msb_agent_header *h, msb_buf *payload, bool *eof, msb_error *err);
+/* Read and drop `n` bytes, 64 KiB at a time: a refused frame's body, costing no memory. */
+msb_errc msb_agent_frame_skip(int fd, int64_t deadline_ms, size_t n, msb_error *err);
 
 /* CLOCK_MONOTONIC now, in ms: the clock deadlines are measured on. */
 int64_t msb_agent_now_ms(void);

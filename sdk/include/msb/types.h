@@ -136,12 +136,25 @@ typedef struct msb_exec_request {
 	size_t stdin_len;
 } msb_exec_request;
 
+/* What the kill of a timed-out command reached (msb_exec_result.kill_reach). */
+typedef enum msb_kill_reach {
+	MSB_REACH_UNSAID = 0, /* the backend did not say */
+	MSB_REACH_GROUP = 1,  /* its process group: what left the group may still run */
+	MSB_REACH_TREE = 2,   /* everything it started, however it detached (setsid, double fork) */
+} msb_kill_reach;
+
 typedef struct msb_exec_result {
 	int exit_code;       /* the program's status, or 128+signal when a signal ended it */
 	int term_signal;     /* the signal that ended it, or 0 */
 	bool timed_out;      /* the deadline passed and the process tree was killed */
 	bool out_truncated;  /* more stdout was produced than max_output; the rest was dropped */
 	bool err_truncated;
+	/*
+	 * An msb_kill_reach, when timed_out. It sits in what was padding before `out`, so the
+	 * struct's size and every other field's offset are what they were: a host or plugin
+	 * built before it still agrees on the layout (a zeroed result reads as UNSAID).
+	 */
+	unsigned char kill_reach;
 	msb_buf out;
 	msb_buf err;
 } msb_exec_result;
