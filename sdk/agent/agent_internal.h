@@ -65,4 +65,12 @@ int agent_serve_listen(int lfd, int ready_fd);
 /* Kill every descendant of this process and reap them, until none are left (bounded). */
 void agent_kill_descendants(void);
 
+/*
+ * Make this process unreachable from the commands it will run (harden.c): not dumpable, no
+ * capability any command could inherit, no_new_privs. The first before dropping to the
+ * configured ids, the second after. -1 with `why` filled when a step fails.
+ */
+int agent_harden_caps(char *why, size_t cap);
+int agent_harden_finish(char *why, size_t cap);
+
 #endif

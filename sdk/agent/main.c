@@ -152,10 +152,16 @@ static void parse_args(int argc, char **argv, options *o)
 /* Drop to the configured uid/gid, after everything that needed privilege is done. */
 static void drop_privileges(const options *o)
 {
+	char why[128];
+	if (agent_harden_caps(why, sizeof why) < 0)
+		die("cannot make the agent unreachable from its commands: %s", why);
 	if (o->gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)o->gid) < 0))
 		die("cannot drop to gid %ld: %s", o->gid, strerror(errno));
 	if (o->uid >= 0 && setuid((uid_t)o->uid) < 0)
 		die("cannot drop to uid %ld: %s", o->uid, strerror(errno));
+	/* Last, after the id change (which resets the dumpable flag): see harden.c. */
+	if (agent_harden_finish(why, sizeof why) < 0)
+		die("cannot make the agent unreachable from its commands: %s", why);
 }
 
 void agent_signal_ready(int fd)

@@ -305,7 +305,6 @@ static void test_agent_missing(void **state)
 	msb_sandbox_handle *h = NULL;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(f.ops->acquire(f.inst, &key, &f.spec, &h, &err), MSB_E_BACKEND);
-	assert_non_null(strstr(msb_error_message(&err), "exited at start"));
 	assert_non_null(strstr(msb_error_message(&err), "exec /nonexistent/msb-agent failed"));
 	msb_error_clear(&err);
 	char name[36], dir[160];
@@ -848,11 +847,13 @@ static void test_limits_hold(void **state)
 		r = run(&f, h, 10, (const char *const[]){ "id", "-u", NULL });
 		assert_string_equal((char *)r.out.data, "65534\n");
 		msb_exec_result_free(&r);
-		/* The guest cannot reach its own supervisor's socket (owner only, root's). */
+		/* The guest cannot reach its own supervisor's socket (owner only, root's; and the
+		 * state directory is hidden under the sandbox's disk). */
 		const char *sock = msb_driver_sandbox_box(h)->socket_path;
 		r = run(&f, h, 10, (const char *const[]){ HELPER, "unix", sock, NULL });
 		assert_int_equal(r.exit_code, 1);
-		assert_non_null(strstr((char *)r.err.data, "denied"));
+		assert_true(strstr((char *)r.err.data, "denied") ||
+			    strstr((char *)r.err.data, "No such file"));
 		msb_exec_result_free(&r);
 	}
 
