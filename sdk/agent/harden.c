@@ -56,14 +56,22 @@ int agent_harden_caps(char *why, size_t cap)
 {
 	const char *step = NULL;
 	/* Every capability the kernel knows, until it answers EINVAL (past its last one). EPERM
-	 * means no CAP_SETPCAP, which leaves the set as it is: then it must already be empty. */
-	for (int c = 0; !step && c < 64; c++)
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
-			if (errno == EINVAL)
-				break;
-			if (errno != EPERM || prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 0)
-				step = "dropping the bounding set";
+	 * means no CAP_SETPCAP (checked before the number), which leaves the set as it is: then
+	 * each must be out of it already, and PR_CAPBSET_READ finds the end. */
+	for (int c = 0; !step && c < 64; c++) {
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL)
+			break;
+		int held = errno == EPERM ? prctl(PR_CAPBSET_READ, c, 0, 0, 0) : 1;
+		if (held < 0 && errno == EINVAL)
+			break;
+		if (held != 0) {
+			step = "dropping the bounding set";
+			if (held > 0)
+				errno = EPERM;
 		}
+	}
 	if (!step && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		step = "clearing the ambient set";
 	if (!step && clear_inheritable() < 0)
