@@ -6,11 +6,12 @@
  * SysV object, a process not yet made undumpable. A uid of its own makes every such
  * check a refusal by the kernel, whatever other layer fails.
  *
- * The records live in <state_dir>/uids/<uid>, each holding its sandbox's name, made with
- * O_EXCL under <state_dir>/uids.lock so two msb processes never hand one uid to two
- * sandboxes. The sandbox's directory records its uid too (<dir>/uid): that is what disposal
- * reads to give it back. A record naming a sandbox whose directory is gone is a crash's
- * leftover and is reclaimed when the scan meets it.
+ * The records are host-wide, in PROCESS_UID_REGISTRY/<uid>, each holding its sandbox's
+ * directory (state dir and name), made with O_EXCL under <registry>.lock: two msb processes
+ * — two configurations with different state directories included — never hand one uid to
+ * two sandboxes. The sandbox's directory records its uid too (<dir>/uid): that is what
+ * disposal reads to give it back. A record naming a sandbox directory that is gone is a
+ * crash's leftover and is reclaimed when the scan meets it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,7 @@
 
 #include "process_uid.h"
 
-/* The name a record holds ("" when unreadable). */
+/* What a record holds, its first line ("" when unreadable). */
 static void record_owner(const char *path, char *name, size_t cap)
 {
 	name[0] = '\0';
@@ -33,7 +34,7 @@ static void record_owner(const char *path, char *name, size_t cap)
 	ssize_t n = read(fd, name, cap - 1);
 	close(fd);
 	name[n > 0 ? n : 0] = '\0';
-	name[strcspn(name, "\n/")] = '\0';
+	name[strcspn(name, "\n")] = '\0';
 }
 
 static int write_all(const char *path, int flags, const char *text)
@@ -48,21 +49,19 @@ static int write_all(const char *path, int flags, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* Claim `u` for `name`: a fresh record, or one whose sandbox is gone. */
-static bool claim(const char *state, const char *uids, long u, const char *name)
+/* Claim `u` for the sandbox directory `dir`: a fresh record, or one whose sandbox is gone. */
+static bool claim(long u, const char *dir)
 {
-	char rec[4300], owner[64], dir[4300];
-	snprintf(rec, sizeof rec, "%s/%ld", uids, u);
-	char line[64];
-	snprintf(line, sizeof line, "%s\n", name);
+	char rec[128], owner[4200], line[4200];
+	snprintf(rec, sizeof rec, "%s/%ld", PROCESS_UID_REGISTRY, u);
+	snprintf(line, sizeof line, "%s\n", dir);
 	if (write_all(rec, O_CREAT | O_EXCL, line) == 0)
 		return true;
 	if (errno != EEXIST)
 		return false;
 	record_owner(rec, owner, sizeof owner);
 	struct stat st;
-	snprintf(dir, sizeof dir, "%s/%s", state, owner);
-	if (owner[0] && stat(dir, &st) == 0)
+	if (owner[0] == '/' && stat(owner, &st) == 0)
 		return false; /* held by a sandbox that still exists */
 	return write_all(rec, O_TRUNC, line) == 0;
 }
@@ -70,11 +69,9 @@ static bool claim(const char *state, const char *uids, long u, const char *name)
 msb_errc process_uid_take(const msb_driver_box *box, long base, long count, long *uid,
 			  msb_error *err)
 {
-	const char *state = box->config->state_dir;
-	char uids[4200], lock[4200], mine[4300];
-	snprintf(uids, sizeof uids, "%s/uids", state);
-	snprintf(lock, sizeof lock, "%s/uids.lock", state);
-	if (mkdir(uids, 0700) < 0 && errno != EEXIST)
+	const char *uids = PROCESS_UID_REGISTRY, *lock = PROCESS_UID_REGISTRY ".lock";
+	char mine[4300];
+	if ((mkdir("/run/msb", 0755) < 0 && errno != EEXIST) || (mkdir(uids, 0700) < 0 && errno != EEXIST))
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend process: mkdir %s", uids);
 	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lfd < 0)
@@ -83,7 +80,7 @@ msb_errc process_uid_take(const msb_driver_box *box, long base, long count, long
 		;
 	long got = -1;
 	for (long u = base; u < base + count && got < 0; u++)
-		if (claim(state, uids, u, box->name))
+		if (claim(u, box->dir))
 			got = u;
 	msb_errc rc = MSB_OK;
 	if (got < 0)
@@ -107,17 +104,17 @@ msb_errc process_uid_take(const msb_driver_box *box, long base, long count, long
 
 void process_uid_release(const msb_driver_box *box)
 {
-	char mine[4300], text[32] = "", rec[4300], owner[64];
+	char mine[4300], text[32] = "", rec[128], owner[4200];
 	snprintf(mine, sizeof mine, "%s/uid", box->dir);
 	record_owner(mine, text, sizeof text);
 	char *end;
 	long u = strtol(text, &end, 10);
 	if (!text[0] || *end || u <= 0)
 		return;
-	snprintf(rec, sizeof rec, "%s/uids/%ld", box->config->state_dir, u);
+	snprintf(rec, sizeof rec, "%s/%ld", PROCESS_UID_REGISTRY, u);
 	/* Only this sandbox's own: a record another sandbox has since taken over stays. */
 	record_owner(rec, owner, sizeof owner);
-	if (!strcmp(owner, box->name))
+	if (!strcmp(owner, box->dir))
 		unlink(rec);
 	unlink(mine);
 }

@@ -8,8 +8,11 @@
 #include <msb/driver.h>
 #include <msb/error.h>
 
+/* Where the host-wide records of which uid each live sandbox holds are kept (root only). */
+#define PROCESS_UID_REGISTRY "/run/msb/process-uids"
+
 /*
- * Take a uid of [base, base + count) no live sandbox of `state_dir` holds, for `box`, and
+ * Take a uid of [base, base + count) no live sandbox on this host holds, for `box`, and
  * record it in the box's directory ("uid"). A record whose sandbox directory is gone (msb
  * ended between start and disposal) is taken over. Refused, naming the range, when all are
  * in use.
