@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -186,7 +187,16 @@ static int scan(const char *marker)
 		/* A thread of ours or a kernel thread (no command line) holds nothing to take. */
 		if (!cmdline[0])
 			continue;
+		/*
+		 * bwrap's own init (pid 1 of a bwrap sandbox) is the workload's equal, not its
+		 * supervisor: the same uid, no capability, no host file (bwrap_backend's
+		 * no_host_descriptors_inside) — reaching it gains nothing, so it is no target.
+		 * (Pid 1 only: a bwrap elsewhere is another sandbox's, and a target.)
+		 */
+		if (pid == 1 && !strcmp(comm, "bwrap"))
+			continue;
 		targets++;
+		printf("probe: target %ld %s\n", pid, comm);
 		int ours = !strcmp(comm, "msb-agent") || (marker && strstr(cmdline, marker));
 		try_memory(pid, comm, ours);
 		try_fds(pid, comm);
@@ -207,7 +217,8 @@ static int caps(void)
 		return 2;
 	}
 	char line[256];
-	int nnp = 0;
+	/* Asked of the kernel, not read from status (a sentry's status may not say). */
+	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long v;
 		char name[32];
@@ -215,11 +226,9 @@ static int caps(void)
 			printf("REACHED self %s %llx\n", name, v);
 			reached = 1;
 		}
-		if (!strncmp(line, "NoNewPrivs:", 11))
-			nnp = atoi(line + 11);
 	}
 	fclose(f);
-	if (!nnp) {
+	if (nnp != 1) {
 		printf("REACHED self no_new_privs unset\n");
 		reached = 1;
 	}
