@@ -150,14 +150,22 @@ static void try_files(long pid, const char *comm)
 			hit(pid, comm, how);
 		}
 	}
+	/* cwd and root: opening them at all is the way into the process's files. map_files:
+	 * its directory opens for the owner; listing an entry is what reveals the mappings. */
 	static const char *const dirs[] = { "cwd", "root", "map_files" };
 	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
 		snprintf(p, sizeof p, "/proc/%ld/%s", pid, dirs[i]);
 		DIR *d = opendir(p);
-		if (d) {
-			closedir(d);
+		if (!d)
+			continue;
+		int got = i < 2;
+		struct dirent *e;
+		while (!got && (e = readdir(d)))
+			got = e->d_name[0] != '.';
+		closedir(d);
+		if (got) {
 			char how[64];
-			snprintf(how, sizeof how, "%s opened", dirs[i]);
+			snprintf(how, sizeof how, "%s %s", dirs[i], i < 2 ? "opened" : "listed");
 			hit(pid, comm, how);
 		}
 	}
