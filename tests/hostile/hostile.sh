@@ -250,6 +250,80 @@ attack() {
 	return 0
 }
 
+# The process backend's own keys: each wrong value refused at load, naming the key.
+refusals() {
+	be=process
+	[ -f "$top/plugins/process/.libs/process.so" ] || return 0
+	for bad in "disk: 0" "disk: 512KiB" "uid_range: 5-3" "uid_range: 0-10" "uid_range: 7" \
+		"uid: host
+      uid_range: 2000000-2000009" "gid: 5" "uid: nobody"; do
+		cat >"$tmp/bad.yaml" <<YAML
+version: 1
+router: {min_isolation: none}
+backends:
+  - plugin: $top/plugins/process/.libs/process.so
+    config:
+      state_dir: $tmp/bad-state
+      agent: $agent
+      $bad
+specs:
+  shell: {}
+YAML
+		out=$("$msb" -c "$tmp/bad.yaml" check 2>&1)
+		st=$?
+		key=${bad%%:*}
+		[ "$key" = uid ] && case $bad in *uid_range*) key=uid_range ;; esac
+		[ "$st" != 0 ] && printf '%s' "$out" | grep -q "$key" ||
+			fail "config '$bad' was not refused naming $key: $out"
+	done
+}
+
+# Per-sandbox uids on process: each its own, none left for a third past the range (refused,
+# naming it), given back at disposal and taken again, and a record a crashed msb left
+# (naming a sandbox directory that is gone) taken over. A range of this run's own.
+uids() {
+	be=process
+	[ -f "$top/plugins/process/.libs/process.so" ] || return 0
+	base=$((2900000 + ($$ % 9000) * 10))
+	cfg="$tmp/uids.yaml"
+	state="$tmp/uids-state"
+	cat >"$cfg" <<YAML
+version: 1
+router: {min_isolation: none}
+backends:
+  - plugin: $top/plugins/process/.libs/process.so
+    config: {state_dir: $state, agent: $agent, uid_range: $base-$((base + 1))}
+specs:
+  shell: {}
+YAML
+	x a id -u; ua=$out
+	x b id -u; ub=$out
+	[ "$ua" = $base ] && [ "$ub" = $((base + 1)) ] || fail "uids from $base: A $ua, B $ub"
+	x fill id -u
+	[ "$st" != 0 ] && case $out in *"no uid left"*"uid_range $base-$((base + 1))"*) true ;; *) false ;; esac ||
+		fail "a third sandbox past a range of two was not refused naming it: $st $out"
+	"$msb" -c "$cfg" dispose --scope hostile-a --thread t >/dev/null 2>&1
+	[ -e /run/msb/process-uids/$base ] && fail "uid $base still recorded after disposal"
+	x fill id -u
+	[ "$out" = $base ] || fail "uid $base was not taken again after disposal: $out"
+	"$msb" -c "$cfg" dispose --scope hostile-b --thread t >/dev/null 2>&1
+	"$msb" -c "$cfg" dispose --scope hostile-fill --thread t >/dev/null 2>&1
+	# A crash's leftover: a record naming a directory that is gone.
+	printf '%s\n' "$state/sk-gone-$$" >/run/msb/process-uids/$base
+	x a id -u
+	[ "$out" = $base ] || fail "a crash-left record of uid $base was not taken over: $out"
+	"$msb" -c "$cfg" dispose --scope hostile-a --thread t >/dev/null 2>&1
+	for u in $base $((base + 1)); do
+		[ -e /run/msb/process-uids/$u ] && fail "uid $u still recorded at the end" && rm -f /run/msb/process-uids/$u
+	done
+	return 0
+}
+
+case " $only " in *" process "*)
+	refusals
+	uids ;;
+esac
+
 for be in $only; do
 	why=$(why_not)
 	if [ -n "$why" ]; then
