@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -47,6 +48,13 @@ static int join(char *out, size_t cap, const char *a, const char *b)
 	out[na] = '/';
 	memcpy(out + na + 1, b, nb + 1);
 	return 0;
+}
+
+/* Whether `path` is `dir` or beneath it. */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
 }
 
 /* mkdir -p, each missing directory 0755 (a mount point, empty on the host). */
@@ -108,7 +116,8 @@ int process_view_build(const process_view *v, const char **stage)
 	 * empty directory on the host (made once, shared by every sandbox; as root only — an
 	 * unprivileged msb refuses a work_dir that does not exist, see process.c). */
 	*stage = "work_dir's mount point";
-	if (make_path(v->work_dir) < 0)
+	bool on_disk = under(v->work_dir, "/tmp") || under(v->work_dir, "/dev/shm");
+	if (!on_disk && make_path(v->work_dir) < 0)
 		return -1;
 	*stage = "read-only host tree";
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
@@ -129,8 +138,9 @@ int process_view_build(const process_view *v, const char **stage)
 	struct stat st;
 	if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && bind_fd(shm, "/dev/shm") < 0)
 		return -1;
+	/* A work_dir under /tmp or /dev/shm: its mount point is made on the sandbox's own disk. */
 	*stage = "work_dir";
-	if (bind_fd(work, v->work_dir) < 0)
+	if ((on_disk && make_path(v->work_dir) < 0) || bind_fd(work, v->work_dir) < 0)
 		return -1;
 	close(work), close(tmp), close(shm);
 	return 0;
