@@ -135,6 +135,10 @@ attack() {
 	x a sh -c "echo A-SECRET-$mark > secret && SECRET_ENV=A-ENV-$mark setsid sleep $mark </dev/null >/dev/null 2>&1 & sleep 1; id -u"
 	[ "$st" = 0 ] || { fail "sandbox A could not be started: $out"; return; }
 	uid_a=$out
+	# The spec's work_dir is where the command runs and where its files are (issue 19).
+	x a sh -c 'pwd; cat /msb/work/secret'
+	[ "$out" = "/msb/work
+A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/work: $out"
 	x b sh -c 'id -u'
 	[ "$st" = 0 ] || { fail "sandbox B could not be started: $out"; return; }
 	uid_b=$out
