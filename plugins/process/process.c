@@ -438,12 +438,13 @@ static msb_errc process_configure(void *ctx, const msb_node *config, const msb_d
 				  msb_error *err)
 {
 	const process_ctx *pc = ctx;
-	bool as_root = pc->uid >= 0 ? pc->uid == 0 : geteuid() == 0;
+	bool as_root = pc->per_sandbox ? false : pc->uid >= 0 ? pc->uid == 0 : geteuid() == 0;
 	if (driver->agent.rlimits.nproc && as_root)
 		return msb_node_error(err, msb_node_get(config, "rlimit_nproc"), MSB_E_CONFIG,
 				      "rlimit_nproc would bind nothing: the commands run as root, whose "
-				      "processes the kernel exempts from it; set uid: to an unprivileged "
-				      "uid (e.g. 65534), or leave rlimit_nproc unset");
+				      "processes the kernel exempts from it; leave uid: unset (a uid of "
+				      "its own per sandbox) or set it to an unprivileged uid, or leave "
+				      "rlimit_nproc unset");
 	return MSB_OK;
 }
 
