@@ -120,7 +120,8 @@ static void exec_agent(char **argv, int watch, int listen_fd, int log, int progr
 		_exit(126);
 	}
 	if (devnull < 0 || log < 0 || (listen_fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10)) < 0 ||
-	    (program = fcntl(program, F_DUPFD_CLOEXEC, 10)) < 0 || (log = fcntl(log, F_DUPFD_CLOEXEC, 10)) < 0 ||
+	    (program = fcntl(program, F_DUPFD_CLOEXEC, 10)) < 0 ||
+	    (log = fcntl(log, F_DUPFD_CLOEXEC, 10)) < 0 ||
 	    dup2(watch, WATCH_FD) < 0 || dup2(listen_fd, LISTEN_FD) < 0 ||
 	    dup2(program, PROGRAM_FD) < 0 || dup2(devnull, 0) < 0 || dup2(log, 1) < 0 ||
 	    dup2(log, 2) < 0)

@@ -254,18 +254,23 @@ A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/
 	return 0
 }
 
-# The process backend's own keys: each wrong value refused at load, naming the key.
+# The new keys: each wrong value refused at load, naming the key (disk on the three
+# backends that have it, the uid keys on process).
 refusals() {
-	be=process
-	[ -f "$top/plugins/process/.libs/process.so" ] || return 0
-	for bad in "disk: 0" "disk: 512KiB" "uid_range: 5-3" "uid_range: 0-10" "uid_range: 7" \
-		"uid: host
-      uid_range: 2000000-2000009" "gid: 5" "uid: nobody"; do
+	[ -f "$top/plugins/$be/.libs/$be.so" ] || return 0
+	[ "$be" = gvisor ] && [ ! -x /usr/bin/runsc ] && return 0
+	bads="disk: 0|disk: 512KiB|disk: lots"
+	[ "$be" = process ] && bads="$bads|uid_range: 5-3|uid_range: 0-10|uid_range: 7|uid: host
+      uid_range: 2000000-2000009|gid: 5|uid: nobody"
+	IFS='|'
+	set -- $bads
+	unset IFS
+	for bad in "$@"; do
 		cat >"$tmp/bad.yaml" <<YAML
 version: 1
 router: {min_isolation: none}
 backends:
-  - plugin: $top/plugins/process/.libs/process.so
+  - plugin: $top/plugins/$be/.libs/$be.so
     config:
       state_dir: $tmp/bad-state
       agent: $agent
@@ -323,10 +328,10 @@ YAML
 	return 0
 }
 
-case " $only " in *" process "*)
-	refusals
-	uids ;;
-esac
+for be in process bwrap gvisor; do
+	case " $only " in *" $be "*) refusals ;; esac
+done
+case " $only " in *" process "*) uids ;; esac
 
 for be in $only; do
 	why=$(why_not)
