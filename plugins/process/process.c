@@ -19,12 +19,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -422,9 +424,17 @@ static bool process_stop(void *ctx, const msb_driver_box *box, msb_disposal_fail
 	 * driver's own SIGKILL, and waited for (bounded; a zombie init has no live member left).
 	 */
 	pid_t pid = msb_driver_read_live_pid(box);
-	if (pid > 0 && kill(pid, SIGKILL) == 0)
+	/* Opened before the kill, after the start time was checked: this process, not a
+	 * recycled pid; readable the moment it is gone, though it is not our child. */
+	int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	if (pid > 0 && kill(pid, SIGKILL) == 0) {
+		struct pollfd pf = { .fd = pidfd, .events = POLLIN };
 		for (int i = 0; i < 500 && msb_driver_pid_running(pid); i++)
-			usleep(10000);
+			if (pidfd < 0 || poll(&pf, 1, 5000) <= 0)
+				usleep(1000);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
 	if (pid <= 0 || !msb_driver_pid_running(pid))
 		process_uid_release(box);
 	return true;
