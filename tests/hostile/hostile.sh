@@ -178,6 +178,12 @@ A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/
 		for p in /proc/[0-9]*; do grep -q -a 'sleep $mark' \$p/cmdline 2>/dev/null || continue; \
 		echo pwned > \$p/cwd/pwned-$mark 2>/dev/null; echo pwned > \$p/root/msb/work/pwned-$mark 2>/dev/null; done; true"
 	case $out in *A-SECRET-$mark*|*A-ENV-$mark*|*scope*|*sk-*) fail "B read A's secrets or meta: $out" ;; esac
+	# And on the host: each meta is owner-only, and so are process's state and sandbox
+	# directories (bwrap adds search permission to them for bwrap itself, never read).
+	dirs=
+	[ "$be" = process ] && dirs="$state $(echo "$state"/sk-*)"
+	open_up=$(find $dirs "$state"/sk-*/meta -maxdepth 0 -perm /077 2>/dev/null)
+	[ -z "$open_up" ] || fail "readable by others on the host: $open_up"
 	x a sh -c "ls; ls $state/*/work 2>/dev/null"
 	case $out in *pwned*) fail "B wrote into A's work directory: $out" ;; esac
 
