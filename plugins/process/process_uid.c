@@ -60,6 +60,9 @@ static bool claim(long u, const char *dir)
 	if (errno != EEXIST)
 		return false;
 	record_owner(rec, owner, sizeof owner);
+	/* This very sandbox's, from a start whose agent died (it is being started again). */
+	if (!strcmp(owner, dir))
+		return true;
 	struct stat st;
 	if (owner[0] == '/' && stat(owner, &st) == 0)
 		return false; /* held by a sandbox that still exists */
