@@ -81,6 +81,13 @@ live_naming() {
 		done
 	done
 }
+# A's daemon on the host: the process whose command line is exactly `sleep <mark>` (msb's
+# own command line, which holds the marker too, must never be taken for it).
+daemon_pid() {
+	for p in /proc/[0-9]*; do
+		[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "sleep $mark " ] && { echo "${p#/proc/}"; return; }
+	done
+}
 reached() { printf '%s\n' "$out" | grep REACHED; }
 
 write_config() {
@@ -175,7 +182,7 @@ A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/
 	x b sh -c "cat $state/*/work/secret $state/*/meta /proc/*/cwd/secret /proc/*/root/msb/work/secret \
 		/proc/*/root$state/*/work/secret 2>/dev/null; grep -a -h -o 'A-ENV-[0-9]*' /proc/*/environ 2>/dev/null; \
 		ls $state/ 2>/dev/null; for d in $state/*/work; do echo pwned > \$d/pwned-$mark 2>/dev/null; done; \
-		for p in /proc/[0-9]*; do grep -q -a 'sleep $mark' \$p/cmdline 2>/dev/null || continue; \
+		for p in /proc/[0-9]*; do [ \"\$(tr '\\0' ' ' < \$p/cmdline 2>/dev/null)\" = 'sleep $mark ' ] || continue; \
 		echo pwned > \$p/cwd/pwned-$mark 2>/dev/null; echo pwned > \$p/root/msb/work/pwned-$mark 2>/dev/null; done; true"
 	case $out in *A-SECRET-$mark*|*A-ENV-$mark*|*scope*|*sk-*) fail "B read A's secrets or meta: $out" ;; esac
 	# And on the host: each meta is owner-only, and so are process's state and sandbox
@@ -188,12 +195,12 @@ A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/
 	case $out in *pwned*) fail "B wrote into A's work directory: $out" ;; esac
 
 	# B against A's daemon by its host pid (the test finds it on the host).
-	hostpid=$(grep -l -a -F "sleep $mark" /proc/[0-9]*/cmdline 2>/dev/null | grep -v self | head -1 | cut -d/ -f3)
+	hostpid=$(daemon_pid)
 	if [ -n "$hostpid" ]; then
 		x b sh -c "kill -0 $hostpid 2>/dev/null && echo signalled; cat /proc/$hostpid/environ 2>/dev/null"
 		case $out in *signalled*|*A-ENV*) fail "B reached A's daemon (host pid $hostpid): $out" ;; esac
 	fi
-	x a sh -c "for p in /proc/[0-9]*; do grep -q -a 'sleep $mark' \$p/cmdline 2>/dev/null && echo alive; done"
+	x a sh -c "for p in /proc/[0-9]*; do [ \"\$(tr '\\0' ' ' < \$p/cmdline 2>/dev/null)\" = 'sleep $mark ' ] && echo alive; done; true"
 	case $out in *alive*) ;; *) fail "A's daemon did not survive B's attempts: $out" ;; esac
 
 	# B against A's SysV IPC (where the guest has the tools).
