@@ -48,7 +48,7 @@ cleanup() {
 		done
 	done
 	rm -f "$suid" "$fcap" /var/tmp/msb-hostile-$mark /dev/shm/msb-hostile-$mark \
-		/tmp/msb-hostile-$mark /msb-hostile-$mark
+		/tmp/msb-hostile-$mark /msb-hostile-$mark /msb/work/pwned-$mark
 	rm -rf "$tmp"
 	for d in /sys/fs/cgroup/msb-test/hostile-$$ /sys/fs/cgroup/*/msb-test/hostile-$$; do
 		[ -d "$d" ] && rmdir "$d" 2>/dev/null
@@ -76,7 +76,7 @@ live_naming() {
 		for n in "$@"; do
 			if grep -q -a -F -- "$n" "$p/cmdline" 2>/dev/null; then
 				case $(cat "$p/comm" 2>/dev/null) in grep|cat) continue ;; esac
-				grep -q '^State:.*Z' "$p/status" 2>/dev/null || echo "${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)"
+				grep -q '^State:.*Z' "$p/status" 2>/dev/null || echo "${p#/proc/}: $({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)"
 			fi
 		done
 	done
@@ -85,7 +85,7 @@ live_naming() {
 # own command line, which holds the marker too, must never be taken for it).
 daemon_pid() {
 	for p in /proc/[0-9]*; do
-		[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "sleep $mark " ] && { echo "${p#/proc/}"; return; }
+		[ "$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)" = "sleep $mark " ] && { echo "${p#/proc/}"; return; }
 	done
 }
 reached() { printf '%s\n' "$out" | grep REACHED; }
