@@ -12,6 +12,7 @@ sdk_libmsb_sdk_la_SOURCES = \
 	sdk/lib/spawn.c \
 	sdk/lib/netns.c \
 	sdk/lib/unix_socket.c \
+	sdk/lib/disk.c \
 	sdk/lib/proc_stat.h \
 	sdk/lib/proc_stat.c
 sdk_libmsb_sdk_la_LIBADD = -lm
@@ -26,7 +27,8 @@ msbinclude_HEADERS += \
 	sdk/include/msb/image.h \
 	sdk/include/msb/spawn.h \
 	sdk/include/msb/netns.h \
-	sdk/include/msb/unix_socket.h
+	sdk/include/msb/unix_socket.h \
+	sdk/include/msb/disk.h
 
 nodist_pkgconfig_DATA += sdk/msb.pc
 EXTRA_DIST += sdk/msb.pc.in

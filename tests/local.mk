@@ -15,3 +15,4 @@ include tests/conformance/local.mk
 include tests/mcp/local.mk
 include tests/python/local.mk
 include tests/bench/local.mk
+include tests/hostile/local.mk

@@ -163,7 +163,9 @@ static msb_errc open_files(const bwrap_ctx *ctx, const msb_driver_box *box, star
 {
 	msb_errc rc = msb_bwrap_seccomp_fd(&ctx->bpf, &s->fds[0], err);
 	if (!rc)
-		rc = open_path(box->work_dir, O_PATH | O_DIRECTORY, &s->fds[1], err);
+		/* The work directory is a tmpfs inside (disk:); its slot holds /dev/null, so no
+		 * fd of a host directory reaches the sandbox. */
+		rc = open_path("/dev/null", O_RDONLY, &s->fds[1], err);
 	if (!rc)
 		rc = open_path(box->config->agent_path, O_PATH, &s->fds[2], err);
 	/*
@@ -200,6 +202,7 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 		.agent_fd = MSB_BWRAP_FD_AGENT,
 		.seccomp_fd = MSB_BWRAP_FD_SECCOMP,
 		.tmp_size = ctx->cfg.tmp_size,
+		.work_disk = ctx->cfg.disk,
 		.netns_joined = s->netns_fd >= 0,
 	};
 	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);

@@ -160,8 +160,22 @@ msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char
 		push2(&b, "--size", size);
 	}
 	push2(&b, "--tmpfs", "/tmp");
-	if (l->work_fd >= 0)
+	/*
+	 * The work directory on a tmpfs of its own, of `disk:` bytes, rather than a host
+	 * directory: a guest that fills it gets ENOSPC inside and never fills the host's disk.
+	 * Its pages are charged to the sandbox's memory cgroup (they are written by the
+	 * sandbox's processes), so the lower of disk and memory binds. It lives as long as the
+	 * sandbox's mount namespace: nothing to unmount, on any path out.
+	 */
+	if (l->work_disk && l->work_guest) {
+		char size[32];
+		snprintf(size, sizeof size, "%llu", (unsigned long long)l->work_disk);
+		push2(&b, "--perms", "0700");
+		push2(&b, "--size", size);
+		push2(&b, "--tmpfs", l->work_guest);
+	} else if (l->work_fd >= 0) {
 		push_fd(&b, "--bind-fd", l->work_fd, l->work_guest);
+	}
 	if (l->agent_fd >= 0)
 		push_fd(&b, "--ro-bind-fd", l->agent_fd, MSB_BWRAP_GUEST_AGENT);
 	if (l->seccomp_fd >= 0) {

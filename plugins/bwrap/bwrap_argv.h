@@ -21,6 +21,8 @@ typedef struct msb_bwrap_layout {
 	int agent_fd;           /* O_PATH fd of the static agent, bound read-only */
 	int seccomp_fd;         /* the compiled filter */
 	uint64_t tmp_size;      /* 0: bwrap's default tmpfs size */
+	uint64_t work_disk;     /* > 0: the work directory is a tmpfs of this size instead of
+				 * the host directory work_fd (which is then left out) */
 	bool netns_joined;      /* the launch joins a network namespace made ahead (msb/netns.h):
 				 * bwrap keeps it rather than making its own */
 } msb_bwrap_layout;

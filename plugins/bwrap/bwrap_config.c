@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <msb/disk.h>
+
 #include "bwrap_config.h"
 
 /* A bare engine name is resolved once here: the launcher execs from a forked child, where
@@ -86,6 +88,9 @@ msb_errc msb_bwrap_config_read(const msb_node *config, msb_bwrap_config *out, ms
 		rc = msb_node_cpus(config, "cpus", &out->limits.cpus, err);
 	if (!rc)
 		rc = msb_node_size(config, "tmp_size", &out->tmp_size, err);
+	out->disk = MSB_DISK_DEFAULT;
+	if (!rc)
+		rc = msb_disk_read(config, "bwrap", &out->disk, err);
 	const msb_node *user = msb_node_get(config, "user");
 	out->id_base = 1000000;
 	out->id_count = 1000000;

@@ -8,6 +8,8 @@
  *   pids: 256                    pids cgroup ceiling: what holds a fork bomb (0: none)
  *   cpus: 1                      CPU bandwidth, in CPUs (0: none)
  *   tmp_size: 64MiB              the private /tmp's tmpfs size
+ *   disk: 1GiB                   the work directory's tmpfs size (msb/disk.h): a guest
+ *                                writing past it gets ENOSPC, never the host's disk
  *   user: 65534, group: 65534    host ids the sandbox runs as when msb runs as root;
  *                                `user: per-sandbox` gives each sandbox ids of its own,
  *                                id_base + a hash of its name modulo id_count (user and
@@ -37,13 +39,14 @@
 
 #define MSB_BWRAP_CONFIG_KEYS                                                          \
 	"bwrap", "images", "images_dir", "memory", "pids", "cpus", "tmp_size", "user", "group",     \
-		"cgroup_parent", "stop_timeout", "id_base", "id_count"
+		"cgroup_parent", "stop_timeout", "id_base", "id_count", "disk"
 
 typedef struct msb_bwrap_config {
 	char *bwrap;              /* absolute path of the engine */
 	msb_images images;        /* config `images:`; "host" is built in */
 	msb_cgroup_limits limits;
 	uint64_t tmp_size;
+	uint64_t disk;            /* the work directory's tmpfs size */
 	long uid, gid;            /* -1: run as the caller (msb is not root) */
 	bool per_sandbox_ids;     /* uid = gid = id_base + hash(name) % id_count */
 	uint64_t id_base, id_count;

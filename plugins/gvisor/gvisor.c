@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <msb/disk.h>
 #include <msb/backend.h>
 #include <msb/driver.h>
 
@@ -309,6 +310,8 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	if (rc == MSB_OK)
 		rc = msb_node_size(config, "tmp_size", &ctx->tmp_size, err);
 	if (rc == MSB_OK)
+		rc = msb_disk_read(config, "gvisor", &ctx->disk, err);
+	if (rc == MSB_OK)
 		rc = msb_node_cpus(config, "cpus", &ctx->cpus, err);
 	if (rc == MSB_OK)
 		rc = msb_images_read(config, &ctx->images, err);
@@ -349,6 +352,7 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	ctx->pids = 4096; /* about 98 processes inside: see HOST_TASKS_PER_PROCESS */
 	ctx->cpus = 1.0;
 	ctx->tmp_size = 64 * MSB_MIB;
+	ctx->disk = MSB_DISK_DEFAULT;
 	msb_boundary b = MSB_BOUNDARY_INIT;
 	b.name = "gvisor";
 	b.ctx = ctx;

@@ -6,7 +6,10 @@
  *  - root: the image's root directory, read-only — a command cannot change the image any
  *    other sandbox runs from; for the built-in `host` image, a root of the sandbox's own
  *    with only the host's programs, libraries and a few /etc files bound in (host_image);
- *  - the work directory: the one writable host directory, bound at the spec's work_dir;
+ *  - the work directory: a tmpfs of `disk:` bytes at the spec's work_dir, inside the
+ *    sentry's memory (charged to the sandbox's cgroup) — not a host directory, so a guest
+ *    that fills it gets ENOSPC and the host's disk is never written through it, and no
+ *    host directory at all is writable from inside;
  *  - the channel directory: the agent's socket, reaching the host through runsc's
  *    --host-uds=create (the sandbox may create sockets on its bind mounts, never connect to
  *    the host's); it holds nothing but that socket;
@@ -238,7 +241,11 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 	      "    {\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"}", f);
 	fprintf(f, ",\n    {\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", "
 		"\"options\": [\"nosuid\", \"nodev\", \"size=%llu\"]}", (unsigned long long)ctx->tmp_size);
-	bind_mount(f, box->spec->work_dir, box->work_dir, true);
+	fputs(",\n    {\"destination\": ", f);
+	json_str(f, box->spec->work_dir);
+	fprintf(f, ", \"type\": \"tmpfs\", \"source\": \"tmpfs\", "
+		"\"options\": [\"nosuid\", \"nodev\", \"mode=0700\", \"size=%llu\"]}",
+		(unsigned long long)ctx->disk);
 	bind_mount(f, GVISOR_CHANNEL_DIR, chan_dir, true);
 	bind_mount(f, GVISOR_AGENT_PATH, box->config->agent_path, false);
 	char shim[4200];

@@ -12,7 +12,7 @@
 #include <msb/driver.h>
 #include <msb/image.h>
 
-#define GVISOR_CONFIG_KEYS "runsc", "platform", "memory", "pids", "cpus", "images", "images_dir", "tmp_size"
+#define GVISOR_CONFIG_KEYS "runsc", "platform", "memory", "pids", "cpus", "images", "images_dir", "tmp_size", "disk"
 
 typedef struct gvisor_ctx {
 	char *runsc;          /* the engine */
@@ -21,6 +21,7 @@ typedef struct gvisor_ctx {
 	uint64_t pids;        /* the OCI pids limit: gVisor's own host threads count too */
 	double cpus;          /* CPU quota in CPUs; 0: none */
 	uint64_t tmp_size;    /* /tmp tmpfs size */
+	uint64_t disk;        /* the work directory's tmpfs size (msb/disk.h) */
 	msb_images images;    /* config `images:` name → root directory; "host" is built in */
 } gvisor_ctx;
 

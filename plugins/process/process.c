@@ -2,12 +2,15 @@
  * process.c — the `process` backend (rung os_process): the guest agent as a daemon in its
  * own session, pid namespace and empty network namespace, each command a separate process.
  *
- * Honest about what it is: os_process, not container. It shares the host's kernel and the
- * host's filesystem — a command can read whatever its uid can read on the host. What it
- * does draw: a separate process tree the host can kill whole (a pid namespace whose init is
- * the agent, so killing the agent kills everything in it), resource limits (rlimits from
- * config), a scrubbed environment, a per-sandbox work directory, an optional unprivileged
- * uid, and `egress: closed` enforced by an empty network namespace (loopback only: no route
+ * Honest about what it is: os_process, not container. It shares the host's kernel and,
+ * read-only, the host's filesystem — a command can read whatever its uid can read on the
+ * host. What it does draw: a separate process tree the host can kill whole (a pid namespace
+ * whose init is the agent, so killing the agent kills everything in it) with a /proc of its
+ * own (process_mounts.c), its own IPC namespace, resource limits (rlimits from config), a
+ * scrubbed environment, its own disk (a size-limited tmpfs holding the work directory, at
+ * the spec's work_dir, and /tmp), as root an unprivileged uid of its own per sandbox
+ * (process_uid.c), commands with no capability and no_new_privs (the agent's harden.c), and
+ * `egress: closed` enforced by an empty network namespace (loopback only: no route
  * anywhere, not even to the host's own loopback).
  *
  * Everything else — the state directory, the key's lock, reuse, disposal, every sandbox
@@ -16,23 +19,37 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <msb/backend.h>
+#include <msb/disk.h>
 #include <msb/driver.h>
 #include <msb/netns.h>
 #include <msb/spawn.h>
 #include <msb/unix_socket.h>
 
+#include "process_mounts.h"
+#include "process_uid.h"
+
+/* The default range of per-sandbox uids: far above any distribution's users and apart from
+ * bwrap's per-sandbox ids (1000000 and up). */
+#define PROCESS_UID_BASE 2000000L
+#define PROCESS_UID_COUNT 1000000L
+
 typedef struct process_ctx {
-	long uid, gid; /* -1: run as the host process's own user */
+	long uid, gid; /* -1: run as the host process's own user (uid: host, or msb unprivileged) */
+	bool per_sandbox; /* as root, without uid: one uid of its own per sandbox, from the range */
+	long uid_base, uid_count;
+	uint64_t disk; /* the sandbox's disk ceiling (bytes) */
 	msb_netns_spare *netns; /* the next sandbox's network namespace, made during this start */
 } process_ctx;
 
@@ -87,19 +104,32 @@ static int enter_user_namespace(const char *uid_map, const char *gid_map)
 enum {
 	WATCH_FD = 3,  /* held open by the agent's processes alone: its end of file is their death */
 	LISTEN_FD = 4, /* the listening socket the intermediate made (--listen-fd) */
+	/* The agent's program, opened before the sandbox's mounts may hide its path (an agent
+	 * under /tmp or the state directory); exec'd through /proc/self/fd, and kept open so an
+	 * interpreter (a script standing in for the agent) can read it by that path. */
+	PROGRAM_FD = 5,
 };
 
-/* The agent itself: pid 1 of the new pid namespace. Never returns. */
-static void exec_agent(char **argv, int watch, int listen_fd, const char *log_path)
+/* The agent itself: pid 1 of the new pid namespace. Never returns. Its log was opened by
+ * the intermediate, before the sandbox's disk hid the state directory. */
+static void exec_agent(char **argv, int watch, int listen_fd, int log, int program)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (devnull < 0 || log < 0 || (listen_fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10)) < 0 ||
-	    dup2(watch, WATCH_FD) < 0 || dup2(listen_fd, LISTEN_FD) < 0 || dup2(devnull, 0) < 0 ||
-	    dup2(log, 1) < 0 || dup2(log, 2) < 0)
+	if (process_view_proc() < 0) {
+		const char *m = "msb-agent could not be started: mounting its own /proc failed\n";
+		if (write(log, m, strlen(m)) < 0)
+			_exit(126);
 		_exit(126);
-	close_range(LISTEN_FD + 1, ~0u, 0);
-	execv(argv[0], argv);
+	}
+	if (devnull < 0 || log < 0 || (listen_fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10)) < 0 ||
+	    (program = fcntl(program, F_DUPFD_CLOEXEC, 10)) < 0 ||
+	    (log = fcntl(log, F_DUPFD_CLOEXEC, 10)) < 0 ||
+	    dup2(watch, WATCH_FD) < 0 || dup2(listen_fd, LISTEN_FD) < 0 ||
+	    dup2(program, PROGRAM_FD) < 0 || dup2(devnull, 0) < 0 || dup2(log, 1) < 0 ||
+	    dup2(log, 2) < 0)
+		_exit(126);
+	close_range(PROGRAM_FD + 1, ~0u, 0);
+	execv("/proc/self/fd/5", argv);
 	/* Say why in the log, with system calls alone (this may run on borrowed memory). */
 	int e = errno;
 	char num[12];
@@ -122,16 +152,25 @@ typedef struct spawn_args {
 	char **argv;
 	int watch, rep;
 	int listen_fd;          /* made by the intermediate (its number) */
+	int program;            /* the agent's program, O_PATH (see PROGRAM_FD) */
 	int netns_fd;           /* an empty network namespace made ahead (msb/netns.h), or -1 */
 	const char *listen_path, *log_path, *uid_map, *gid_map;
+	const process_view *view;
 	char *agent_stack;      /* the agent's stack while it shares memory, until exec (NULL: a
 				 * fork, see spawn) */
 } spawn_args;
 
+/* What the agent's child reads: on the intermediate's stack (the host's memory is never
+ * written by a child that borrows it). */
+typedef struct agent_args {
+	const spawn_args *a;
+	int listen_fd, log;
+} agent_args;
+
 static int agent_child(void *arg)
 {
-	const spawn_args *a = arg;
-	exec_agent(a->argv, a->watch, a->listen_fd, a->log_path);
+	const agent_args *g = arg;
+	exec_agent(g->a->argv, g->a->watch, g->listen_fd, g->log, g->a->program);
 	return 127;
 }
 
@@ -148,8 +187,8 @@ static int spawn_child(void *arg)
 		_exit(1);
 	}
 	/* This child's umask is its own: it shares no file-system context with the host. */
-	a->listen_fd = msb_unix_listen_owner_only(a->listen_path);
-	if (a->listen_fd < 0) {
+	agent_args g = { .a = a, .listen_fd = msb_unix_listen_owner_only(a->listen_path) };
+	if (g.listen_fd < 0) {
 		report(a->rep, "the agent's socket", errno, 0);
 		_exit(1);
 	}
@@ -163,8 +202,17 @@ static int spawn_child(void *arg)
 		report(a->rep, "network namespace made ahead", errno, 0);
 		_exit(1);
 	}
-	if (unshare(CLONE_NEWPID | (a->netns_fd >= 0 ? 0 : CLONE_NEWNET)) < 0) {
-		report(a->rep, "network/pid namespace", errno, 0);
+	/* Opened on the host's mounts, before the mount namespace: a file open for writing on
+	 * one of the sandbox's own copies would keep the host's tree from turning read-only. */
+	g.log = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+		    (a->netns_fd >= 0 ? 0 : CLONE_NEWNET)) < 0) {
+		report(a->rep, "network/pid/mount namespace", errno, 0);
+		_exit(1);
+	}
+	const char *stage = "the agent's log";
+	if (g.log < 0 || process_view_build(a->view, &stage) < 0) {
+		report(a->rep, stage, errno, 0);
 		_exit(1);
 	}
 	/* Loopback up: the sandbox may talk to itself, and to nothing else. */
@@ -172,7 +220,7 @@ static int spawn_child(void *arg)
 		report(a->rep, "loopback", errno, 0);
 		_exit(1);
 	}
-	pid_t agent = msb_spawn_shared(agent_child, (void *)a, a->agent_stack, MSB_SPAWN_STACK_MIN);
+	pid_t agent = msb_spawn_shared(agent_child, &g, a->agent_stack, MSB_SPAWN_STACK_MIN);
 	report(a->rep, agent < 0 ? "fork" : "", agent < 0 ? errno : 0, agent);
 	_exit(0);
 }
@@ -241,16 +289,40 @@ static msb_errc greet(const msb_driver_box *box, int watch, msb_error *err)
 			     tail[0] ? ": " : "", tail);
 }
 
-/* Let an unprivileged agent reach and own its work directory. */
-static msb_errc prepare_uid(const process_ctx *pc, const msb_driver_box *box, msb_error *err)
+/*
+ * The uid this sandbox runs as: its own from the range (as root, by default), the one
+ * configured, or -1 (msb's own: `uid: host`, or msb unprivileged).
+ */
+static msb_errc sandbox_uid(const process_ctx *pc, const msb_driver_box *box, long *uid,
+			    long *gid, msb_error *err)
 {
-	if (pc->uid < 0)
+	*uid = pc->uid;
+	*gid = pc->gid;
+	if (!pc->per_sandbox)
 		return MSB_OK;
-	if (chmod(box->config->state_dir, 0711) < 0 || chmod(box->dir, 0711) < 0 ||
-	    chown(box->work_dir, (uid_t)pc->uid, (gid_t)pc->gid) < 0)
-		return msb_error_set_errno(err, MSB_E_BACKEND, errno,
-					   "backend process: sandbox %s: handing %s to uid %ld",
-					   box->name, box->work_dir, pc->uid);
+	msb_errc rc = process_uid_take(box, pc->uid_base, pc->uid_count, uid, err);
+	*gid = *uid;
+	return rc;
+}
+
+/*
+ * The spec's work_dir becomes a mount point in the sandbox's mount namespace. Made on the
+ * host when missing — which only root may do: unprivileged, a work_dir that is not there
+ * already is refused rather than served at another path than the spec says.
+ */
+static msb_errc check_work_dir(const msb_driver_box *box, msb_error *err)
+{
+	const char *wd = box->spec->work_dir;
+	struct stat st;
+	if (!wd || wd[0] != '/' || strlen(wd) >= 4096)
+		return msb_error_set(err, MSB_E_BACKEND, "backend process: refused spec %s: work_dir "
+				     "must be an absolute path", box->spec->kind);
+	if (geteuid() != 0 && (stat(wd, &st) != 0 || !S_ISDIR(st.st_mode)))
+		return msb_error_set(err, MSB_E_BACKEND,
+				     "backend process: refused spec %s: its work_dir %s does not exist "
+				     "on this host and msb (uid %ld, not root) cannot make its mount "
+				     "point; create the directory, or run msb as root",
+				     box->spec->kind, wd, (long)geteuid());
 	return MSB_OK;
 }
 
@@ -263,14 +335,21 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 		return msb_error_set(err, MSB_E_VALUE, "backend process: image \"%s\" refused: a "
 				     "process sandbox runs on the host's filesystem, so only "
 				     "\"host\" or no image can run here", image);
-	msb_errc rc = prepare_uid(pc, box, err);
+	long uid, gid;
+	msb_errc rc = check_work_dir(box, err);
+	if (rc == MSB_OK)
+		rc = sandbox_uid(pc, box, &uid, &gid, err);
 	if (rc != MSB_OK)
 		return rc;
 	msb_agent_config cfg = box->config->agent;
-	cfg.work_dir = box->work_dir;
-	cfg.work_alias = box->spec->work_dir; /* the guest path means the per-sandbox directory */
-	cfg.uid = pc->uid;
-	cfg.gid = pc->gid;
+	cfg.work_dir = box->spec->work_dir; /* really there, in the sandbox's mount namespace */
+	cfg.work_alias = NULL;
+	cfg.uid = uid;
+	cfg.gid = gid;
+	process_view view = { .state_dir = box->config->state_dir, .work_dir = box->spec->work_dir,
+			      .uid = uid >= 0 ? (uid_t)uid : 0, .gid = gid >= 0 ? (gid_t)gid : 0 };
+	snprintf(view.disk_opts, sizeof view.disk_opts, "size=%llu,mode=0755",
+		 (unsigned long long)pc->disk);
 	char **argv = NULL;
 	char listen_fd[16];
 	snprintf(listen_fd, sizeof listen_fd, "%d", LISTEN_FD);
@@ -280,13 +359,21 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 		return rc;
 	char log_path[4200];
 	snprintf(log_path, sizeof log_path, "%s/agent.log", box->dir);
+	int program = open(argv[0], O_PATH | O_CLOEXEC);
+	if (program < 0) {
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend process: sandbox %s: "
+					 "exec %s failed: it cannot be opened", box->name, argv[0]);
+		free(argv);
+		return rc;
+	}
 	int watch[2], rep[2];
 	if (pipe2(watch, O_CLOEXEC) < 0) {
+		close(program);
 		free(argv);
 		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
 	}
 	if (pipe2(rep, O_CLOEXEC) < 0) {
-		close(watch[0]), close(watch[1]), free(argv);
+		close(watch[0]), close(watch[1]), close(program), free(argv);
 		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
 	}
 	char uid_map[64], gid_map[64];
@@ -295,7 +382,7 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	spawn_args args = { .argv = argv, .watch = watch[1], .rep = rep[1], .listen_fd = -1,
 			    .netns_fd = msb_netns_spare_take(pc->netns),
 			    .listen_path = box->socket_path, .log_path = log_path, .uid_map = uid_map,
-			    .gid_map = gid_map };
+			    .gid_map = gid_map, .view = &view, .program = program };
 	char *stacks;
 	pid_t mid = spawn(&args, &stacks);
 	if (args.netns_fd >= 0)
@@ -313,6 +400,7 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	}
 	free(stacks);
 	free(argv);
+	close(program);
 	close(rep[0]);
 	if (r.errnum || r.agent <= 0) {
 		close(watch[0]);
@@ -335,6 +423,26 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
  */
 static bool process_stop(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure)
 {
+	(void)ctx, (void)failure;
+	/*
+	 * The uid goes back only once nothing runs as it: the agent (its pid namespace's init,
+	 * whose death takes every process in the namespace first) is killed here, before the
+	 * driver's own SIGKILL, and waited for (bounded; a zombie init has no live member left).
+	 */
+	pid_t pid = msb_driver_read_live_pid(box);
+	/* Opened before the kill, after the start time was checked: this process, not a
+	 * recycled pid; readable the moment it is gone, though it is not our child. */
+	int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	if (pid > 0 && kill(pid, SIGKILL) == 0) {
+		struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+		for (int i = 0; i < 500 && msb_driver_pid_running(pid); i++)
+			if (pidfd < 0 || poll(&pf, 1, 5000) <= 0)
+				usleep(1000);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (pid <= 0 || !msb_driver_pid_running(pid))
+		process_uid_release(box);
 	return true;
 }
 
@@ -347,41 +455,95 @@ static msb_errc process_configure(void *ctx, const msb_node *config, const msb_d
 				  msb_error *err)
 {
 	const process_ctx *pc = ctx;
-	bool as_root = pc->uid >= 0 ? pc->uid == 0 : geteuid() == 0;
+	bool as_root = pc->per_sandbox ? false : pc->uid >= 0 ? pc->uid == 0 : geteuid() == 0;
 	if (driver->agent.rlimits.nproc && as_root)
 		return msb_node_error(err, msb_node_get(config, "rlimit_nproc"), MSB_E_CONFIG,
 				      "rlimit_nproc would bind nothing: the commands run as root, whose "
-				      "processes the kernel exempts from it; set uid: to an unprivileged "
-				      "uid (e.g. 65534), or leave rlimit_nproc unset");
+				      "processes the kernel exempts from it; leave uid: unset (a uid of "
+				      "its own per sandbox) or set it to an unprivileged uid, or leave "
+				      "rlimit_nproc unset");
 	return MSB_OK;
 }
 
-static msb_errc process_init(const msb_node *config, const msb_host *host,
-			     msb_backend_instance **self, msb_error *err)
+/* uid_range: "FIRST-LAST", both whole numbers, 0 < FIRST <= LAST < 2^31. */
+static msb_errc read_uid_range(const msb_node *config, process_ctx *pc, msb_error *err)
 {
-	static const char *const keys[] = { "uid", "gid", NULL };
-	process_ctx *pc = malloc(sizeof *pc);
-	if (!pc)
-		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	const char *text = NULL;
+	msb_errc rc = msb_node_string(config, "uid_range", &text, err);
+	if (rc != MSB_OK || !text)
+		return rc;
+	char *end;
+	errno = 0;
+	long long first = strtoll(text, &end, 10), last = -1;
+	if (!errno && end != text && *end == '-' && end[1] >= '0' && end[1] <= '9') {
+		const char *from = end + 1;
+		last = strtoll(from, &end, 10);
+	}
+	if (errno || *end || first <= 0 || last < first || last > 0x7fffffff)
+		return msb_node_error(err, msb_node_get(config, "uid_range"), MSB_E_CONFIG,
+				      "expected FIRST-LAST, two unprivileged uids (0 < FIRST <= LAST <= "
+				      "2147483647), e.g. 2000000-2999999");
+	pc->uid_base = (long)first;
+	pc->uid_count = (long)(last - first + 1);
+	return MSB_OK;
+}
+
+/*
+ * uid: absent — as root, a uid of its own per sandbox (uid_range); unprivileged, msb's own
+ * (mapped to root of a user namespace it alone is in). `host` — msb's own, written out
+ * because as root it means commands run as uid 0 (without capabilities). A number — that
+ * one uid for every sandbox (as root only).
+ */
+static msb_errc read_ids(const msb_node *config, process_ctx *pc, msb_error *err)
+{
+	const msb_node *u = msb_node_get(config, "uid");
 	uint64_t uid = UINT64_MAX, gid = UINT64_MAX;
-	msb_errc rc = msb_node_uint(config, "uid", &uid, err);
+	bool host = u && u->kind == MSB_NODE_SCALAR && !strcmp(u->scalar, "host");
+	msb_errc rc = host ? MSB_OK : msb_node_uint(config, "uid", &uid, err);
 	if (rc == MSB_OK)
 		rc = msb_node_uint(config, "gid", &gid, err);
 	if (rc == MSB_OK && uid != UINT64_MAX && geteuid() != 0)
-		rc = msb_node_error(err, msb_node_get(config, "uid"), MSB_E_CONFIG,
+		rc = msb_node_error(err, u, MSB_E_CONFIG,
 				    "uid needs msb to run as root (it runs as uid %ld)",
 				    (long)geteuid());
 	if (rc == MSB_OK && ((uid != UINT64_MAX && uid > 0x7fffffff) ||
 			     (gid != UINT64_MAX && gid > 0x7fffffff)))
 		rc = msb_node_error(err, msb_node_get(config, uid > 0x7fffffff ? "uid" : "gid"),
 				    MSB_E_CONFIG, "not a valid id");
-	if (rc != MSB_OK) {
-		free(pc);
+	if (rc == MSB_OK && gid != UINT64_MAX && uid == UINT64_MAX)
+		rc = msb_node_error(err, msb_node_get(config, "gid"), MSB_E_CONFIG,
+				    "gid goes with a numeric uid (a per-sandbox uid has the gid of the "
+				    "same number; uid: host keeps msb's own)");
+	if (rc == MSB_OK)
+		rc = read_uid_range(config, pc, err);
+	if (rc == MSB_OK && msb_node_get(config, "uid_range") && (host || uid != UINT64_MAX))
+		rc = msb_node_error(err, msb_node_get(config, "uid_range"), MSB_E_CONFIG,
+				    "uid_range is for per-sandbox uids: it cannot go with uid: %s",
+				    host ? "host" : u->scalar);
+	if (rc != MSB_OK)
 		return rc;
-	}
 	pc->uid = uid == UINT64_MAX ? -1 : (long)uid;
 	pc->gid = gid == UINT64_MAX ? pc->uid : (long)gid;
-	if ((rc = msb_netns_spare_new(&pc->netns, err)) != MSB_OK) {
+	pc->per_sandbox = !host && uid == UINT64_MAX && geteuid() == 0;
+	return MSB_OK;
+}
+
+static msb_errc process_init(const msb_node *config, const msb_host *host,
+			     msb_backend_instance **self, msb_error *err)
+{
+	static const char *const keys[] = { "uid", "gid", "uid_range", "disk", NULL };
+	process_ctx *pc = calloc(1, sizeof *pc);
+	if (!pc)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	pc->uid_base = PROCESS_UID_BASE;
+	pc->uid_count = PROCESS_UID_COUNT;
+	pc->disk = MSB_DISK_DEFAULT;
+	msb_errc rc = read_ids(config, pc, err);
+	if (rc == MSB_OK)
+		rc = msb_disk_read(config, "process", &pc->disk, err);
+	if (rc == MSB_OK)
+		rc = msb_netns_spare_new(&pc->netns, err);
+	if (rc != MSB_OK) {
 		free(pc);
 		return rc;
 	}

@@ -29,6 +29,7 @@ pkglibexec_PROGRAMS += sdk/agent/msb-agent
 sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/agent_internal.h \
 	sdk/agent/main.c \
+	sdk/agent/harden.c \
 	sdk/agent/listen.c \
 	sdk/agent/serve.c \
 	sdk/agent/run.c \

@@ -101,4 +101,12 @@ bool agent_tree_spares(const agent_tree *t, pid_t pid, unsigned long long start)
 /* This process's pid as /proc shows it (the host's pid when /proc is the host's), or -1. */
 pid_t agent_proc_self(void);
 
+/*
+ * Make this process unreachable from the commands it will run (harden.c): not dumpable, no
+ * capability any command could inherit, no_new_privs. The first before dropping to the
+ * configured ids, the second after. -1 with `why` filled when a step fails.
+ */
+int agent_harden_caps(char *why, size_t cap);
+int agent_harden_finish(char *why, size_t cap);
+
 #endif

@@ -161,6 +161,9 @@ msb_errc driver_meta_write(const driver_paths *p, const driver_key *key, const c
 	if (!f)
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "sandbox %s: writing %s",
 					   p->name, p->meta);
+	/* The scope and thread names are the host's business alone: owner only, whatever the
+	 * umask (the directory is 0700 too; this holds if it is ever opened up). */
+	fchmod(fileno(f), 0600);
 	const char *values[5] = { key->field[0], key->field[1], key->field[2], key->field[3], kind };
 	static const char *const names[5] = { "scope", "thread", "agent_dir", "call_id", "kind" };
 	for (int i = 0; i < 5; i++) {

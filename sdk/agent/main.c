@@ -152,10 +152,16 @@ static void parse_args(int argc, char **argv, options *o)
 /* Drop to the configured uid/gid, after everything that needed privilege is done. */
 static void drop_privileges(const options *o)
 {
+	char why[128];
+	if (agent_harden_caps(why, sizeof why) < 0)
+		die("cannot make the agent unreachable from its commands: %s", why);
 	if (o->gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)o->gid) < 0))
 		die("cannot drop to gid %ld: %s", o->gid, strerror(errno));
 	if (o->uid >= 0 && setuid((uid_t)o->uid) < 0)
 		die("cannot drop to uid %ld: %s", o->uid, strerror(errno));
+	/* Last, after the id change (which resets the dumpable flag): see harden.c. */
+	if (agent_harden_finish(why, sizeof why) < 0)
+		die("cannot make the agent unreachable from its commands: %s", why);
 }
 
 void agent_signal_ready(int fd)
@@ -292,6 +298,21 @@ static int reap_main(int argc, char **argv)
 	return reap_all((int)fd, (pid_t)pid);
 }
 
+/*
+ * A launcher that execs the agent through /proc/self/fd/N (it opened the program before its
+ * mounts could hide the path: the process backend) leaves it named "N": take the name of
+ * argv[0] again, so `ps` and whoever looks for the agent by name find it.
+ */
+static void name_self(const char *argv0)
+{
+	char comm[17] = "";
+	prctl(PR_GET_NAME, comm, 0, 0, 0);
+	if (!comm[0] || strspn(comm, "0123456789") != strlen(comm))
+		return;
+	const char *base = strrchr(argv0, '/');
+	prctl(PR_SET_NAME, base ? base + 1 : argv0, 0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
 	/* A launcher may exec us with signals blocked (a posix_spawn-like start does). */
@@ -312,6 +333,7 @@ int main(int argc, char **argv)
 				close(n);
 		}
 	parse_args(argc, argv, &o);
+	name_self(argv[0]);
 	agent.supervisor = getpid();
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_term };

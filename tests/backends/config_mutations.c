@@ -49,14 +49,14 @@ static const plugin_case *cases(size_t *n)
 	const char *guest = getenv("MSB_QEMU_GUEST");
 	snprintf(base_buf[0], sizeof base_buf[0],
 		 "run_code: [sh]\ntimeout: 5s\nmax_output: 1MiB\nrlimit_nproc: 64\n"
-		 "rlimit_as: 1GiB\nuid: 65534\ngid: 65534\n");
+		 "rlimit_as: 1GiB\nuid: 65534\ngid: 65534\ndisk: 64MiB\n");
 	snprintf(base_buf[1], sizeof base_buf[1],
 		 "run_code: [sh]\nmemory: 256MiB\npids: 64\ncpus: 0.5\ntmp_size: 16MiB\n"
 		 "cgroup_parent: msb-test/mutations\nimages: {tiny: /tmp}\nuser: per-sandbox\n"
-		 "id_base: 500000\nid_count: 10\nstop_timeout: 2s\nstart_timeout: 5s\n");
+		 "id_base: 500000\nid_count: 10\nstop_timeout: 2s\nstart_timeout: 5s\ndisk: 64MiB\n");
 	snprintf(base_buf[2], sizeof base_buf[2],
 		 "run_code: [sh]\nplatform: ptrace\nmemory: 256MiB\npids: 4096\ncpus: 1\n"
-		 "tmp_size: 16MiB\nimages: {tiny: /tmp}\nrlimit_nproc: 32\n");
+		 "tmp_size: 16MiB\nimages: {tiny: /tmp}\nrlimit_nproc: 32\ndisk: 64MiB\n");
 	snprintf(base_buf[3], sizeof base_buf[3],
 		 "run_code: [sh]\naccel: tcg\nmemory: 256MiB\nboot_timeout: 30s\n%s%s%s",
 		 guest ? "guest_dir: " : "", guest ? guest : "", guest ? "\n" : "");

@@ -250,15 +250,19 @@ static void test_config_refused(void **state)
 		msb_error_clear(&err);
 	}
 	/* A process limit on root's commands would hold nothing: refused, unless they run as
-	 * another uid (test_limits_hold shows it holding then). */
+	 * another uid (test_limits_hold shows it holding then) — as each sandbox's own uid
+	 * does by default. */
 	if (geteuid() == 0) {
 		cfg_init(&c);
 		cfg_add(&c, "rlimit_nproc", "24");
+		assert_int_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
+		msb_backend_close(b);
+		cfg_add(&c, "uid", "host");
 		assert_int_not_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
 		assert_int_equal(err.code, MSB_E_CONFIG);
 		assert_non_null(strstr(msb_error_message(&err), "rlimit_nproc would bind nothing"));
 		msb_error_clear(&err);
-		cfg_add(&c, "uid", "0");
+		c.vals[c.root.len - 1].scalar = "0";
 		assert_int_not_equal(msb_backend_open(plugin, &c.root, NULL, NULL, &b, &err), MSB_OK);
 		assert_non_null(strstr(msb_error_message(&err), "rlimit_nproc would bind nothing"));
 		msb_error_clear(&err);
@@ -305,7 +309,6 @@ static void test_agent_missing(void **state)
 	msb_sandbox_handle *h = NULL;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(f.ops->acquire(f.inst, &key, &f.spec, &h, &err), MSB_E_BACKEND);
-	assert_non_null(strstr(msb_error_message(&err), "exited at start"));
 	assert_non_null(strstr(msb_error_message(&err), "exec /nonexistent/msb-agent failed"));
 	msb_error_clear(&err);
 	char name[36], dir[160];
@@ -848,11 +851,13 @@ static void test_limits_hold(void **state)
 		r = run(&f, h, 10, (const char *const[]){ "id", "-u", NULL });
 		assert_string_equal((char *)r.out.data, "65534\n");
 		msb_exec_result_free(&r);
-		/* The guest cannot reach its own supervisor's socket (owner only, root's). */
+		/* The guest cannot reach its own supervisor's socket (owner only, root's; and the
+		 * state directory is hidden under the sandbox's disk). */
 		const char *sock = msb_driver_sandbox_box(h)->socket_path;
 		r = run(&f, h, 10, (const char *const[]){ HELPER, "unix", sock, NULL });
 		assert_int_equal(r.exit_code, 1);
-		assert_non_null(strstr((char *)r.err.data, "denied"));
+		assert_true(strstr((char *)r.err.data, "denied") ||
+			    strstr((char *)r.err.data, "No such file"));
 		msb_exec_result_free(&r);
 	}
 
