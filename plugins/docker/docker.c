@@ -130,7 +130,10 @@ static msb_errc create(const docker_ctx *ctx, const msb_driver_box *box, json_t 
 			return msb_error_set(err, MSB_E_BACKEND, "backend " DOCKER_NAME ": sandbox %s: "
 					     "the image is not in the engine (%s): import or load it "
 					     "first (no registry is pulled from)", box->name, r.message);
-		if (r.status != 409 || attempt > 0)
+		/* Podman 4.3's compat API answers a taken name with 500, not Docker's 409. */
+		bool taken = r.status == 409 ||
+			     (r.status == 500 && strstr(r.message, "already in use") != NULL);
+		if (!taken || attempt > 0)
 			return api_failed(box, "create", &r, err);
 		char ipath[128];
 		snprintf(ipath, sizeof ipath, "/containers/%s/json", box->name);
@@ -259,9 +262,38 @@ static msb_errc docker_start(void *p, const msb_driver_box *box, msb_error *err)
 	return rc;
 }
 
+/*
+ * Remove the sandbox's container — only if its labels say it is this sandbox's: a container
+ * someone else made under the same name (a start refused over it ends up here) is left
+ * alone. It is removed by the id the inspect named, so a container created under the name
+ * after the inspect is never the one removed.
+ */
 static bool docker_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
 {
-	return !docker_remove(p, box->name, failure);
+	const docker_ctx *ctx = p;
+	char path[128];
+	snprintf(path, sizeof path, "/containers/%s/json", box->name);
+	docker_reply r;
+	msb_error e = MSB_ERROR_INIT;
+	if (docker_api(ctx, "GET", path, NULL, &r, &e) != MSB_OK) {
+		msb_disposal_failure_set(failure, e.code == MSB_E_TIMEOUT ? MSB_DISPOSAL_TIMEOUT
+					 : MSB_DISPOSAL_UNREACHABLE, "backend " DOCKER_NAME ": sandbox "
+					 "%s: %s", box->name, msb_error_message(&e));
+		msb_error_clear(&e);
+		return false;
+	}
+	bool stopped = true;
+	const char *id = json_string_value(json_object_get(r.body, "Id"));
+	if (r.status == 200 && id && labels_ours(ctx, box, r.body))
+		stopped = !docker_remove(ctx, id, failure);
+	else if (r.status != 200 && r.status != 404) {
+		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend " DOCKER_NAME ": "
+					 "sandbox %s: inspect answered %ld: %s", box->name, r.status,
+					 r.message);
+		stopped = false;
+	}
+	docker_reply_free(&r);
+	return stopped;
 }
 
 /* Alive beyond its pid: the host's link to the agent's socket is still a socket of ours. */

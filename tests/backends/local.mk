@@ -83,6 +83,12 @@ tests_backends_gvisor_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_
 tests_backends_gvisor_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/gvisor/gvisor.la
 
+# The docker backend (and docker-gvisor) against a private dockerd and Podman service that the
+# test starts and stops itself (tests/lib/engines.sh): conformance, attacks from inside,
+# limits, reuse across processes, disposal checked through the API. Skips without an engine.
+TESTS += tests/backends/docker_backend.sh
+EXTRA_DIST += tests/backends/docker_backend.sh tests/lib/engines.sh
+
 # The process backend through sandbox.yaml, the router and the msb_sandbox API.
 check_PROGRAMS += tests/backends/process_router
 TESTS += tests/backends/process_router

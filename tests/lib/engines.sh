@@ -39,11 +39,17 @@ engine_start() { # docker|podman
 	case "$1" in
 	docker)
 		command -v dockerd >/dev/null || { echo "SKIP: dockerd is not installed (Debian docker.io)"; return 77; }
-		# runsc with --network=none is the only way it runs under Docker on this kernel.
-		runtimes=
+		# runsc with --network=none is the only way it runs under Docker on this kernel;
+		# --host-uds=create lets the agent bind its socket on the channel bind mount.
+		# "fakegv" is runc under the name runsc: what docker-gvisor must see through.
+		mkdir -p "$ENGINE_DIR/fake"
+		printf '#!/bin/sh\nexec runc "$@"\n' >"$ENGINE_DIR/fake/runsc"
+		chmod 755 "$ENGINE_DIR/fake/runsc"
+		runtimes='"runtimes": {"fakegv": {"path": "'"$ENGINE_DIR"'/fake/runsc"}'
 		if [ -x /usr/bin/runsc ]; then
-			runtimes='"runtimes": {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--platform=ptrace"]}},'
+			runtimes="$runtimes"', "runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--platform=ptrace", "--host-uds=create"]}'
 		fi
+		runtimes="$runtimes},"
 		cat >"$ENGINE_DIR/daemon.json" <<EOF
 { $runtimes "storage-driver": "overlay2" }
 EOF
