@@ -166,6 +166,20 @@ engine_suite() {
 	[ "$(api /volumes | jq '.Volumes | length')" = "$vols_before" ] && ok "no volume left" || bad "volumes: $(api /volumes)"
 	[ "$(api /networks | jq length)" = "$nets_before" ] && ok "no network left" || bad "networks: $(api /networks | jq -c '[.[].Name]')"
 
+	# The shipped example, pointed at this engine, passes msb check (docker-gvisor's entry
+	# only where the engine has runsc: it refuses to load elsewhere, by design).
+	sed -e "s|plugin: docker-gvisor|plugin: $B/plugins/docker/.libs/docker-gvisor.so|" \
+		-e "s|plugin: docker\$|plugin: $B/plugins/docker/.libs/docker.so|" \
+		-e "s|socket: .*|socket: $ENGINE_SOCK|" -e "s|image: .*|image: $IMAGE|" \
+		-e "s|      memory: 512MiB.*|&\n      state_dir: $tmp/example-state|" \
+		-e "s|      memory: 1GiB.*|&\n      state_dir: $tmp/example-g-state|" \
+		"$S/conf/examples/docker.yaml" >"$tmp/example.yaml"
+	if ! api /info | jq -e '.Runtimes.runsc' >/dev/null; then
+		sed -i '/plugin: .*docker-gvisor.so/,/cpus: 1/d' "$tmp/example.yaml"
+	fi
+	"$MSB" -c "$tmp/example.yaml" check >"$tmp/out" 2>&1 && ok "conf/examples/docker.yaml passes msb check" ||
+		bad "example: $(cat "$tmp/out")"
+
 	# A backend that cannot reach its engine is refused at load, naming the socket.
 	config "$tmp/nosock.yaml" "$B/plugins/docker/.libs/docker.so"
 	sed -i "s|socket: .*|socket: $tmp/no.sock|" "$tmp/nosock.yaml"
