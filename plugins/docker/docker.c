@@ -412,11 +412,11 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	docker_reply r;
 	rc = docker_api(ctx, "GET", "/_ping", NULL, &r, err);
 	if (rc != MSB_OK)
-		return msb_error_prefix(err, "backend " DOCKER_NAME ": ");
+		return rc;
 	docker_reply_free(&r);
 	if (r.status != 200)
-		return msb_error_set(err, MSB_E_BACKEND, "backend " DOCKER_NAME ": the engine at %s "
-				     "answered /_ping with %ld: %s", ctx->socket, r.status, r.message);
+		return msb_error_set(err, MSB_E_BACKEND, "the engine at %s answered /_ping with "
+				     "%ld: %s", ctx->socket, r.status, r.message);
 #ifdef DOCKER_GVISOR
 	rc = docker_gvisor_check_engine(ctx, err);
 #endif

@@ -29,20 +29,20 @@ msb_errc docker_gvisor_check_engine(const docker_ctx *ctx, msb_error *err)
 	docker_reply r;
 	msb_errc rc = docker_api(ctx, "GET", "/info", NULL, &r, err);
 	if (rc != MSB_OK)
-		return msb_error_prefix(err, "backend " DOCKER_NAME ": ");
+		return rc;
 	json_t *rt = json_object_get(json_object_get(r.body, "Runtimes"), ctx->runtime);
 	const char *path = json_string_value(json_object_get(rt, "path"));
 	const char *base = path ? strrchr(path, '/') : NULL;
 	base = base ? base + 1 : path;
 	if (r.status != 200 || !rt)
-		rc = msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED, "backend " DOCKER_NAME ": "
-				   "refused to load: the engine at %s has no runtime '%s' (register "
+		rc = msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED, "refused to load: "
+				   "the engine at %s has no runtime '%s' (register "
 				   "runsc in its daemon.json with runtimeArgs [\"--network=none\", "
 				   "\"--host-uds=create\"]); without gVisor it cannot serve "
 				   "hardened_container", ctx->socket, ctx->runtime);
 	else if (!base || strcmp(base, "runsc") != 0)
-		rc = msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED, "backend " DOCKER_NAME ": "
-				   "refused to load: the engine's runtime '%s' is %s, not runsc; "
+		rc = msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED, "refused to load: "
+				   "the engine's runtime '%s' is %s, not runsc; "
 				   "hardened_container is served only under gVisor", ctx->runtime,
 				   path ? path : "(no path)");
 	docker_reply_free(&r);

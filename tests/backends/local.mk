@@ -88,6 +88,10 @@ tests_backends_gvisor_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 # limits, reuse across processes, disposal checked through the API. Skips without an engine.
 TESTS += tests/backends/docker_backend.sh
 EXTRA_DIST += tests/backends/docker_backend.sh tests/lib/engines.sh
+# The docker backend's API client against stand-in engines that hang, flood, speak no HTTP
+# or refuse without JSON: clear errors within api_timeout, nothing half-made left.
+TESTS += tests/backends/docker_bad_engine.sh
+EXTRA_DIST += tests/backends/docker_bad_engine.sh
 
 # The process backend through sandbox.yaml, the router and the msb_sandbox API.
 check_PROGRAMS += tests/backends/process_router
