@@ -102,6 +102,10 @@ engine_suite() {
 	x a sh -c 'busybox chroot / true' && bad "chroot allowed" || ok "chroot refused (no CAP_SYS_CHROOT)"
 	x a sh -c 'busybox ls /.msb' && [ "$(cat "$tmp/out")" = agent.sock ] && ok "channel dir holds only the socket" || bad "channel dir: $(cat "$tmp/out")"
 
+	# A symlink planted where the agent's socket was: the host connects through its own link.
+	x a sh -c 'rm /.msb/agent.sock && ln -s /nowhere /.msb/agent.sock'
+	x a cat /tmp/kept && [ "$(cat "$tmp/out")" = x ] && ok "a planted channel symlink changes nothing" || bad "after planting: $(cat "$tmp/err")"
+
 	# Limits: what the engine was told, and what the container's cgroup enforces.
 	name=$(api '/containers/json?all=1&filters=%7B%22label%22%3A%5B%22dev.msb.backend%22%5D%7D' | jq -r '.[0].Names[0]' | tr -d /)
 	# (CapDrop is not compared: Podman reports ALL expanded; CapBnd above is the proof.)
