@@ -78,6 +78,12 @@ x() {
 	k=$1
 	shift
 	"$MSB" -c "$tmp/s.yaml" exec shell --scope t --thread "$k" -- "$@" >"$tmp/out" 2>"$tmp/err"
+	xrc=$?
+	# An expected failure must be the command's, never msb crashing (a sanitizer's report).
+	if grep -q 'Sanitizer\|runtime error:' "$tmp/err"; then
+		bad "msb itself failed ($xrc) running $*: $(head -c 600 "$tmp/err")"
+	fi
+	return $xrc
 }
 
 engine_suite() {
