@@ -92,6 +92,14 @@ engine_suite() {
 	nets_before=$(api /networks | jq length)
 	vols_before=$(api /volumes | jq '.Volumes | length')
 	conformance docker
+	MSB_DOCKER_SOCKET=$ENGINE_SOCK MSB_DOCKER_IMAGE=$IMAGE "$B/tests/backends/docker_cases" >"$tmp/cases.log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		ok "docker_cases: $(grep -c '^\[       OK \]' "$tmp/cases.log") cmocka cases passed"
+	else
+		bad "docker_cases exited $rc:"
+		cat "$tmp/cases.log"
+	fi
 	config "$tmp/s.yaml" "$B/plugins/docker/.libs/docker.so"
 
 	# Attacks from inside: each must fail.

@@ -120,7 +120,7 @@ engine_image_tar() { # busybox out.tar
 	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/proc" "$root/sys" "$root/dev"
 	cp "$1" "$root/bin/busybox"
 	for a in sh cat echo ls sleep true false id kill ps mkdir rm dmesg uname head wc printf \
-		touch env sed grep; do
+		touch env sed grep awk yes setsid seq tr cut stat ln mv cp chmod readlink; do
 		ln -s busybox "$root/bin/$a"
 	done
 	echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
