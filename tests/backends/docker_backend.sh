@@ -204,7 +204,16 @@ engine_suite() {
 	"$MSB" -c "$tmp/nosock.yaml" check >"$tmp/out" 2>&1 && bad "loaded without an engine" ||
 		{ grep -q "no.sock cannot be reached" "$tmp/out" && ok "unreachable engine refused at load" || bad "no engine: $(cat "$tmp/out")"; }
 
-	[ "$ENGINE_KIND" = docker ] || return 0
+	if [ "$ENGINE_KIND" = podman ]; then
+		# Podman 4.3's compat API lists runsc in /info but ignores HostConfig.Runtime (the
+		# container runs under its default runtime): docker-gvisor loads, and refuses every
+		# sandbox — the claim is checked per sandbox, never taken from the config.
+		config "$tmp/g.yaml" "$B/plugins/docker/.libs/docker-gvisor.so"
+		"$MSB" -c "$tmp/g.yaml" exec shell --scope t --thread g -- true >"$tmp/out" 2>&1 && bad "podman served hardened_container" ||
+			{ grep -q "SandboxBackendNotPermitted" "$tmp/out" && ok "docker-gvisor on Podman refused per sandbox: $(head -c 200 "$tmp/out")" || bad "podman gvisor: $(cat "$tmp/out")"; }
+		[ "$(ours)" = 0 ] && ok "the refused sandbox left no container" || bad "refused sandbox left $(ours)"
+		return 0
+	fi
 	# docker-gvisor: the rung is verified, never trusted.
 	config "$tmp/g.yaml" "$B/plugins/docker/.libs/docker-gvisor.so" "runtime: runc"
 	"$MSB" -c "$tmp/g.yaml" check >"$tmp/out" 2>&1 && bad "docker-gvisor loaded with runc" ||
