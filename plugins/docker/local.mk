@@ -21,3 +21,4 @@ plugins_docker_docker_gvisor_la_SOURCES = $(DOCKER_PLUGIN_SOURCES) plugins/docke
 plugins_docker_docker_gvisor_la_CPPFLAGS = $(DOCKER_PLUGIN_CPPFLAGS) -DDOCKER_GVISOR
 plugins_docker_docker_gvisor_la_LDFLAGS = $(PLUGIN_LINKFLAGS)
 plugins_docker_docker_gvisor_la_LIBADD = $(DOCKER_PLUGIN_LIBADD)
+EXTRA_DIST += plugins/docker/README.md
