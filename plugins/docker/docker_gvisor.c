@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "docker_internal.h"
 
@@ -58,9 +59,22 @@ msb_errc docker_gvisor_check_sandbox(const docker_ctx *ctx, const msb_driver_box
 		return msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED, "backend " DOCKER_NAME ": "
 				     "sandbox %s refused: the engine runs it under runtime '%s', not "
 				     "'%s'", box->name, rt ? rt : "(none)", ctx->runtime);
+	/*
+	 * Under runsc the socket's file exists from the agent's bind(), a moment before its
+	 * listen(): a refused connect then is the agent not listening yet, so it is retried
+	 * until start_timeout (a peer of another version is not).
+	 */
 	msb_agent_client *client = NULL;
-	msb_errc rc = msb_agent_client_open_unix(box->socket_path, box->config->start_timeout,
-						 &client, err);
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(box->config->start_timeout * 1000.0);
+	msb_errc rc;
+	for (int delay = 1;; delay = delay < 50 ? delay * 2 : 50) {
+		msb_error_clear(err);
+		rc = msb_agent_client_open_unix(box->socket_path, box->config->start_timeout,
+						&client, err);
+		if (rc == MSB_OK || rc == MSB_E_PROTOCOL || msb_agent_now_ms() >= deadline)
+			break;
+		nanosleep(&(struct timespec){ 0, delay * 1000000L }, NULL);
+	}
 	if (rc != MSB_OK)
 		return msb_error_prefix(err, "backend " DOCKER_NAME ": sandbox %s: its agent: ",
 					box->name);
