@@ -37,12 +37,23 @@
 static const char *const docker_keys[] = { DOCKER_CONFIG_KEYS, NULL };
 
 /*
- * The key being acquired on this thread. The driver's start callback sees the sandbox's box
- * (its name, spec, paths) but not its key, and the labels must say whose it is; acquire runs
- * start synchronously on the calling thread, so the key is handed across in thread-local
- * storage for exactly that call.
+ * The driver's start callback sees the sandbox's box (its name, spec, paths) but not its
+ * key, and the labels must say whose it is. So acquire records (name, key) in the instance's
+ * list of acquires under way for the length of the call, and start finds its key by its
+ * name. (Not a _Thread_local: dynamic TLS in a dlopen'ed plugin outlives nothing cleanly,
+ * and LeakSanitizer's walk of it crashes after a dlclose.) Two acquires of one key share a
+ * name and the same key fields, so either entry is the right one.
  */
-static _Thread_local const msb_key *acquiring;
+static const msb_key *pending_key(docker_ctx *ctx, const char *name)
+{
+	const msb_key *key = NULL;
+	pthread_mutex_lock(&ctx->lock);
+	for (docker_pending *p = ctx->pending; p && !key; p = p->next)
+		if (!strcmp(p->name, name))
+			key = p->key;
+	pthread_mutex_unlock(&ctx->lock);
+	return key;
+}
 
 static void ctx_free(void *p)
 {
@@ -52,6 +63,7 @@ static void ctx_free(void *p)
 	free(ctx->socket);
 	free(ctx->image);
 	free(ctx->runtime);
+	pthread_mutex_destroy(&ctx->lock);
 	if (ctx->images)
 		json_decref(ctx->images);
 	free(ctx);
@@ -212,7 +224,8 @@ static msb_errc start_and_record(const docker_ctx *ctx, const msb_driver_box *bo
 
 static msb_errc docker_start(void *p, const msb_driver_box *box, msb_error *err)
 {
-	const docker_ctx *ctx = p;
+	docker_ctx *ctx = p;
+	const msb_key *acquiring = pending_key(ctx, box->name);
 	const char *image = NULL;
 	msb_errc rc = resolve_image(ctx, box, &image, err);
 	if (rc != MSB_OK)
@@ -234,6 +247,7 @@ static msb_errc docker_start(void *p, const msb_driver_box *box, msb_error *err)
 				   box->spec->work_dir, NULL, -1, &argv, err);
 	char key_d[65];
 	docker_key_digest(acquiring, key_d);
+	/* docker_create_body takes the labels: Jansson's "o" steals them, even on failure. */
 	json_t *body = rc == MSB_OK ? docker_create_body(ctx, box, image, chan, argv,
 							 docker_labels(ctx, box->name,
 								       acquiring->scope,
@@ -307,9 +321,21 @@ static bool docker_alive(void *p, const msb_driver_box *box)
 static msb_errc docker_acquire(msb_backend_instance *self, const msb_key *key,
 			       const msb_spec *spec, msb_sandbox_handle **sandbox, msb_error *err)
 {
-	acquiring = key;
+	docker_ctx *ctx = msb_driver_instance_ctx(self);
+	docker_pending me = { .key = key };
+	msb_driver_sandbox_name(msb_driver_instance_config(self)->state_dir, key, spec->kind, me.name);
+	pthread_mutex_lock(&ctx->lock);
+	me.next = ctx->pending;
+	ctx->pending = &me;
+	pthread_mutex_unlock(&ctx->lock);
 	msb_errc rc = msb_driver_acquire(self, key, spec, sandbox, err);
-	acquiring = NULL;
+	pthread_mutex_lock(&ctx->lock);
+	for (docker_pending **pp = &ctx->pending; *pp; pp = &(*pp)->next)
+		if (*pp == &me) {
+			*pp = me.next;
+			break;
+		}
+	pthread_mutex_unlock(&ctx->lock);
 	return rc;
 }
 
@@ -433,6 +459,7 @@ static msb_errc docker_init(const msb_node *config, const msb_host *host,
 	docker_ctx *ctx = calloc(1, sizeof *ctx);
 	if (!ctx)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->memory = 512 * MSB_MIB;
 	ctx->pids = 512;
 	ctx->cpus = 1.0;

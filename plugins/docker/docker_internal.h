@@ -11,6 +11,7 @@
 #define MSB_DOCKER_INTERNAL_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -29,6 +30,13 @@
 	"socket", "image", "images", "memory", "pids", "cpus", "tmp_size", "work_size", \
 		"runtime", "api_timeout"
 
+/* The key of a sandbox being acquired, as its start callback needs it for the labels. */
+typedef struct docker_pending {
+	char name[36];            /* the sandbox's name (msb_driver_sandbox_name) */
+	const msb_key *key;
+	struct docker_pending *next;
+} docker_pending;
+
 typedef struct docker_ctx {
 	char *socket;          /* the engine's API socket (default /var/run/docker.sock) */
 	char *image;           /* the engine image for a spec naming none; NULL: none */
@@ -41,6 +49,8 @@ typedef struct docker_ctx {
 	char *runtime;         /* HostConfig.Runtime; NULL: the engine's default */
 	double api_timeout;    /* seconds, every API call */
 	char state_digest[65]; /* SHA-256 of the state directory: the label msb.state */
+	pthread_mutex_t lock;  /* guards pending */
+	docker_pending *pending; /* acquires under way on any thread */
 } docker_ctx;
 
 /* Where the agent's channel directory and binary appear inside the container. */

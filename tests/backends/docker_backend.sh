@@ -159,9 +159,9 @@ engine_suite() {
 	x c true
 	x d true
 	rm -rf "$tmp/state-$ENGINE_KIND"
-	"$MSB" -c "$tmp/s.yaml" dispose --scope t --thread c >"$tmp/out" 2>&1
+	"$MSB" -c "$tmp/s.yaml" dispose --scope t --thread c >"$tmp/out" 2>&1 || bad "dispose after the state was lost failed: $(tail -40 "$tmp/out")"
 	[ "$(ours)" = 1 ] && ok "dispose sweeps by label what the state directory lost" || bad "after sweep: $(ours) containers; $(cat "$tmp/out")"
-	"$MSB" -c "$tmp/s.yaml" dispose --scope t --thread d >/dev/null 2>&1
+	"$MSB" -c "$tmp/s.yaml" dispose --scope t --thread d >"$tmp/out" 2>&1 || bad "dispose_scope after the state was lost failed: $(cat "$tmp/out")"
 	[ "$(ours)" = 0 ] && ok "dispose_scope sweeps by label too" || bad "after sweep: $(ours)"
 
 	# A stale container under the sandbox's name (its state lost while it ran) is replaced.
