@@ -34,7 +34,7 @@ command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 tmp=$(mktemp -d /tmp/msb-docker-t.XXXXXX) || exit 1
 cleanup() { engine_stop; rm -rf "$tmp"; }
 trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
+trap 'exit 1' HUP INT TERM PIPE
 fails=0 ran=0 IMAGE=msbtest$$:latest
 
 ok() { echo "ok: $ENGINE_KIND: $1"; }

@@ -120,5 +120,8 @@ int main(int argc, char **argv)
 	bool left = fx.ops->dispose(fx.self, &key, &f);
 	msb_disposal_failure_free(&f);
 	backend_fixture_close(&fx);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
+	if (system(cmd) != 0)
+		bad = 1;
 	return bad || left ? 1 : 0;
 }

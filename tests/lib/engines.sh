@@ -89,6 +89,13 @@ EOF
 }
 
 engine_stop() {
+	# Every container first, through the API: Podman's containers and exec sessions are
+	# kept by conmon processes of their own, which outlive the service.
+	if [ -n "$ENGINE_SOCK" ] && [ -S "$ENGINE_SOCK" ] && command -v jq >/dev/null; then
+		for id in $(curl -s --max-time 30 --unix-socket "$ENGINE_SOCK" 'http://d/containers/json?all=1' | jq -r '.[].Id' 2>/dev/null); do
+			curl -s -o /dev/null --max-time 60 --unix-socket "$ENGINE_SOCK" -X DELETE "http://d/containers/$id?force=1&v=1"
+		done
+	fi
 	if [ -n "$ENGINE_PID" ]; then
 		kill -TERM "$ENGINE_PID" 2>/dev/null
 		i=0
@@ -105,6 +112,11 @@ engine_stop() {
 			p=$(cat "$f" 2>/dev/null)
 			case "$p" in '' | *[!0-9]*) continue ;; esac
 			kill -KILL "$p" 2>/dev/null
+		done
+		# And whatever still names this engine's private directory (a conmon waiting out its
+		# exit delay): by pid, and only ours — the directory is this instance's mkdtemp.
+		for p in $(grep -l -a -F "$ENGINE_DIR/" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+			[ "$p" != $$ ] && kill -KILL "$p" 2>/dev/null
 		done
 		grep -s " $ENGINE_DIR/" /proc/mounts | awk '{print $2}' | sort -r |
 			while read -r m; do umount -l "$m" 2>/dev/null; done
