@@ -17,14 +17,15 @@ cd "$top"
 # API over its unix socket) are the format libraries: configure.ac says why each.
 # docker.io and podman are the engines of the docker backend; debootstrap builds the default
 # python image, erofs-utils and e2fsprogs turn an image into the microVM's block device, and
-# passt's pasta forwards a port into a network namespace.
+# passt's pasta forwards a port into a network namespace. curl and jq: the docker backend's
+# tests start private engines and check what is left through the Engine API (tests/lib/engines.sh).
 packages="
   build-essential autoconf automake libtool pkg-config musl-tools
   libyaml-dev libcmocka-dev libffi-dev libseccomp-dev libunistring-dev
   libjansson-dev libarchive-dev libssl-dev libcurl4-openssl-dev
   docker.io podman debootstrap erofs-utils e2fsprogs passt
   bubblewrap runsc qemu-system-x86 cpio kmod
-  iproute2 python3 procps psmisc util-linux ca-certificates
+  iproute2 python3 procps psmisc util-linux ca-certificates curl jq
 "
 missing=""
 for p in $packages; do

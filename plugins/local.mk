@@ -4,3 +4,4 @@ include plugins/process/local.mk
 include plugins/bwrap/local.mk
 include plugins/gvisor/local.mk
 include plugins/qemu/local.mk
+include plugins/docker/local.mk

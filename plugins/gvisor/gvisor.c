@@ -62,38 +62,6 @@ static msb_errc runsc_failed(const msb_driver_box *box, const char *step, int st
 }
 
 /*
- * The agent binds its socket in the channel directory, which the sandbox can write: it
- * could put a symlink there to point the host at some other socket. So the host never
- * connects through that directory. Once the socket is there, it is hard-linked (linkat
- * without following: a planted symlink would be linked as a symlink, and refused) to
- * <dir>/agent.sock, a name only the host can change, and checked to be a socket.
- */
-static msb_errc link_socket(const msb_driver_box *box, const char *chan, msb_error *err)
-{
-	char path[4300];
-	snprintf(path, sizeof path, "%s/agent.sock", chan);
-	int64_t deadline = msb_agent_now_ms() + (int64_t)(box->config->start_timeout * 1000.0);
-	struct stat st;
-	/* runsc run returns once the agent is started: the socket is a few ms away, not more. */
-	for (int delay = 1; lstat(path, &st) != 0; delay = delay < 2 ? delay * 2 : 2) {
-		if (msb_agent_now_ms() >= deadline)
-			return msb_error_set(err, MSB_E_TIMEOUT, "backend gvisor: sandbox %s: the agent "
-					     "did not create its socket within %.1f s", box->name,
-					     box->config->start_timeout);
-		nanosleep(&(struct timespec){ 0, delay * 1000000L }, NULL);
-	}
-	unlink(box->socket_path);
-	if (linkat(AT_FDCWD, path, AT_FDCWD, box->socket_path, 0) != 0)
-		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: sandbox %s: "
-					   "link %s", box->name, box->socket_path);
-	if (lstat(box->socket_path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
-		return msb_error_set(err, MSB_E_BACKEND, "backend gvisor: sandbox %s: %s is not the "
-				     "agent's socket (refused: something else was planted in the "
-				     "channel directory)", box->name, path);
-	return MSB_OK;
-}
-
-/*
  * The sandbox's cgroup, with the configured limits, saved to <dir>/cgroup before anything
  * runs in it: a start that fails from here on still leaves stop the list to kill and remove.
  */
@@ -165,7 +133,7 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 	if (rc == MSB_OK)
 		rc = msb_driver_write_pid(box, pid, err);
 	if (rc == MSB_OK)
-		rc = link_socket(box, chan, err);
+		rc = msb_driver_link_socket(box, "gvisor", chan, err); /* never through chan */
 	msb_cgroup_free(cg);
 	free(chan);
 	free(log);

@@ -83,6 +83,11 @@ const msb_driver_config *msb_driver_instance_config(const msb_backend_instance *
 	return &self->config;
 }
 
+void *msb_driver_instance_ctx(const msb_backend_instance *self)
+{
+	return self->boundary.ctx;
+}
+
 msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, const char *mode_arg,
 			       const char *work_dir, const char *work_alias, int ready_fd,
 			       char ***argv, msb_error *err)

@@ -83,6 +83,24 @@ tests_backends_gvisor_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_
 tests_backends_gvisor_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/gvisor/gvisor.la
 
+# The docker backend (and docker-gvisor) against a private dockerd and Podman service that the
+# test starts and stops itself (tests/lib/engines.sh): conformance, attacks from inside,
+# limits, reuse across processes, disposal checked through the API. Skips without an engine.
+TESTS += tests/backends/docker_backend.sh
+# Its cmocka half (backend_cases.h on the docker plugin), run by docker_backend.sh per engine.
+check_PROGRAMS += tests/backends/docker_cases
+tests_backends_docker_cases_SOURCES = tests/backends/docker_cases.c tests/backends/backend_fixture.h \
+	tests/backends/backend_cases.h
+tests_backends_docker_cases_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_backends_docker_cases_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+tests_backends_docker_cases_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent plugins/docker/docker.la
+EXTRA_DIST += tests/backends/docker_backend.sh tests/lib/engines.sh
+# The docker backend's API client against stand-in engines that hang, flood, speak no HTTP
+# or refuse without JSON: clear errors within api_timeout, nothing half-made left.
+TESTS += tests/backends/docker_bad_engine.sh
+EXTRA_DIST += tests/backends/docker_bad_engine.sh
+
 # The process backend through sandbox.yaml, the router and the msb_sandbox API.
 check_PROGRAMS += tests/backends/process_router
 TESTS += tests/backends/process_router

@@ -132,3 +132,13 @@ tests_bench_bench_tree_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_tree_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_tree_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
 	plugins/process/process.la plugins/bwrap/bwrap.la
+
+# The docker backend against `docker run --rm … true` and `docker exec … true`, on a private
+# dockerd and a private Podman service (bench_docker.sh starts and stops them).
+BENCHES += tests/bench/bench_docker
+tests_bench_bench_docker_SOURCES = tests/bench/bench_docker.c
+tests_bench_bench_docker_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_docker_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+tests_bench_bench_docker_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
+	plugins/docker/docker.la
+EXTRA_DIST += tests/bench/bench_docker.sh

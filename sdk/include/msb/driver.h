@@ -152,6 +152,8 @@ msb_errc msb_driver_init(const msb_boundary *boundary, const msb_node *config,
 			 msb_backend_instance **self, msb_error *err);
 /* The parsed config of an instance (for a plugin that needs it outside its callbacks). */
 const msb_driver_config *msb_driver_instance_config(const msb_backend_instance *self);
+/* The boundary's ctx of an instance (for a plugin wrapping a driver operation). */
+void *msb_driver_instance_ctx(const msb_backend_instance *self);
 
 /*
  * The agent's argv for `box`: `mode` "--listen" with the host-view socket (or the guest-view
@@ -215,6 +217,14 @@ pid_t msb_driver_read_pid_file(const char *path);
 /* The last cap-1 bytes of a file (an engine's log or stderr) on one line, for an error message;
  * "" when `path` is NULL or unreadable. */
 void msb_driver_file_tail(const char *path, char *out, size_t cap);
+/*
+ * Wait (config->start_timeout) for the agent's socket in `chan`, a channel directory the
+ * sandbox can write, then hard-link it to box->socket_path and check it is a socket of this
+ * user's: the host never connects through a directory the guest controls. `backend` names
+ * the backend in messages.
+ */
+msb_errc msb_driver_link_socket(const msb_driver_box *box, const char *backend, const char *chan,
+				msb_error *err);
 
 /*
  * Exactly what the driver implements. The guest agent is a POSIX program, so every guest a

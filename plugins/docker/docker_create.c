@@ -1,0 +1,72 @@
+/*
+ * plugins/docker/docker_create.c — the body of POST /containers/create: the guest agent as
+ * the container's init, and every restriction the sandbox gets from the engine.
+ *
+ * What each piece is for:
+ *  - Entrypoint: the static msb-agent, bound read-only from the host at /.msb-agent, so any
+ *    image serves (it needs no msb inside) and a warm exec is one agent round trip, not an
+ *    engine exec (a process start in the engine and the runtime per command);
+ *  - the channel: <sandbox dir>/chan bound at /.msb, where the agent binds its socket — one
+ *    narrow host path of the sandbox's own, never the engine's socket (a container that can
+ *    reach the engine's socket is root on the host);
+ *  - CapDrop ALL: the agent needs no capability (it forks, kills its own process groups,
+ *    lowers rlimits and works in directories it owns); root inside without capabilities
+ *    cannot mount, trace, load modules, raise limits or chown;
+ *  - no-new-privileges: no setuid binary in an image can give back what was dropped;
+ *  - ReadonlyRootfs, with the work directory and /tmp as tmpfs (size-bounded, inside the
+ *    container's memory): a command cannot change the image other sandboxes run from, and
+ *    nothing it writes reaches the host's disk;
+ *  - Memory (= MemorySwap: no swap), PidsLimit, NanoCpus: from the config;
+ *  - NetworkMode none: `egress: closed` — a network namespace with loopback alone. (The
+ *    allowlist seam: a spec with `egress: allowlist` would get a network the egress
+ *    enforcer controls; until sdk/egress exists the backend declares {closed} only and the
+ *    router refuses an allowlist spec before any container is made.)
+ *  - Labels: whose container it is (docker_labels.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "docker_internal.h"
+
+#define PATH_ENV "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static json_t *tmpfs_opts(uint64_t size)
+{
+	char buf[128];
+	/* exec: a command may run what it wrote, as in every other backend's work directory. */
+	snprintf(buf, sizeof buf, "rw,nosuid,nodev,exec,size=%llu", (unsigned long long)size);
+	return json_string(buf);
+}
+
+json_t *docker_create_body(const docker_ctx *ctx, const msb_driver_box *box, const char *image,
+			   const char *chan, char *const *agent_argv, json_t *labels)
+{
+	json_t *cmd = json_array();
+	for (char *const *a = agent_argv + 1; cmd && *a; a++)
+		json_array_append_new(cmd, json_string(*a));
+	json_t *tmpfs = json_object();
+	json_object_set_new(tmpfs, "/tmp", tmpfs_opts(ctx->tmp_size));
+	json_object_set_new(tmpfs, box->spec->work_dir, tmpfs_opts(ctx->work_size));
+	json_t *mounts = json_pack("[{s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}]",
+				   "Type", "bind", "Source", box->config->agent_path,
+				   "Target", DOCKER_AGENT_PATH, "ReadOnly", 1,
+				   "Type", "bind", "Source", chan, "Target", DOCKER_CHANNEL_DIR,
+				   "ReadOnly", 0);
+	json_t *host = json_pack("{s:s, s:b, s:[s], s:[s], s:o, s:o, s:I, s:I, s:I, s:{s:s}, s:b}",
+				 "NetworkMode", "none", "ReadonlyRootfs", 1, "CapDrop", "ALL",
+				 "SecurityOpt", "no-new-privileges", "Mounts", mounts,
+				 "Tmpfs", tmpfs, "Memory", (json_int_t)ctx->memory,
+				 "MemorySwap", (json_int_t)ctx->memory,
+				 "PidsLimit", (json_int_t)ctx->pids, "RestartPolicy", "Name", "no",
+				 "Init", 0);
+	if (host && ctx->cpus > 0)
+		json_object_set_new(host, "NanoCpus", json_integer((json_int_t)(ctx->cpus * 1e9)));
+	if (host && ctx->runtime)
+		json_object_set_new(host, "Runtime", json_string(ctx->runtime));
+	json_t *body = json_pack("{s:s, s:[s], s:o, s:[s], s:s, s:s, s:b, s:o, s:o, s:s}",
+				 "Image", image, "Entrypoint", DOCKER_AGENT_PATH, "Cmd", cmd,
+				 "Env", PATH_ENV, "User", "0:0", "WorkingDir", "/",
+				 "NetworkDisabled", 1, "Labels", labels, "HostConfig", host,
+				 "Hostname", "sandbox");
+	return body;
+}

@@ -1,0 +1,154 @@
+# tests/lib/engines.sh — start a private dockerd or Podman API service for a test, and stop
+# it by pid afterwards (sourced by tests/backends/docker_*.sh and tests/bench).
+#
+# Every instance is the test's own: its socket, data root, exec root and pid file live in one
+# mkdtemp directory, so tests of several helpers (or two runs of one) never share an engine,
+# never touch /var/run/docker.sock, and leave nothing behind when they stop. The daemons run
+# with no bridge and no iptables: every msb container uses NetworkMode none.
+#
+#   engine_start docker|podman   sets ENGINE_SOCK, ENGINE_DIR, ENGINE_PID (returns 77 with a
+#                                printed reason when the engine cannot start here)
+#   engine_stop                  stops it (TERM, then KILL by pid) and removes ENGINE_DIR
+#   engine_import_image NAME     imports the test image (busybox-static + nothing else) as NAME
+#
+# Podman needs a containers.conf on this machine kind: root lacks CAP_SYS_RESOURCE (so the
+# default ulimits cannot be raised) and there is no systemd (cgroupfs, file events).
+
+ENGINE_SOCK= ENGINE_DIR= ENGINE_PID= ENGINE_KIND=
+
+engine_wait_socket() { # sock timeout_s
+	i=0
+	while [ $i -lt $(($2 * 10)) ]; do
+		if [ -S "$1" ] && curl -sf --max-time 2 --unix-socket "$1" http://d/_ping >/dev/null 2>&1; then
+			return 0
+		fi
+		if [ -n "$ENGINE_PID" ] && ! kill -0 "$ENGINE_PID" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+engine_start() { # docker|podman
+	ENGINE_KIND=$1
+	command -v curl >/dev/null || { echo "SKIP: curl is not installed"; return 77; }
+	ENGINE_DIR=$(mktemp -d /tmp/msbeng.XXXXXX) || return 1
+	ENGINE_SOCK=$ENGINE_DIR/api.sock
+	case "$1" in
+	docker)
+		command -v dockerd >/dev/null || { echo "SKIP: dockerd is not installed (Debian docker.io)"; return 77; }
+		# runsc with --network=none is the only way it runs under Docker on this kernel;
+		# --host-uds=create lets the agent bind its socket on the channel bind mount.
+		# "fakegv" is runc under the name runsc: what docker-gvisor must see through.
+		mkdir -p "$ENGINE_DIR/fake"
+		printf '#!/bin/sh\nexec runc "$@"\n' >"$ENGINE_DIR/fake/runsc"
+		chmod 755 "$ENGINE_DIR/fake/runsc"
+		runtimes='"runtimes": {"fakegv": {"path": "'"$ENGINE_DIR"'/fake/runsc"}'
+		if [ -x /usr/bin/runsc ]; then
+			runtimes="$runtimes"', "runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--platform=ptrace", "--host-uds=create"]}'
+		fi
+		runtimes="$runtimes},"
+		cat >"$ENGINE_DIR/daemon.json" <<EOF
+{ $runtimes "storage-driver": "overlay2" }
+EOF
+		dockerd --config-file "$ENGINE_DIR/daemon.json" --data-root "$ENGINE_DIR/data" \
+			--exec-root "$ENGINE_DIR/exec" --pidfile "$ENGINE_DIR/dockerd.pid" \
+			-H "unix://$ENGINE_SOCK" --iptables=false --ip-masq=false --ip-forward=false \
+			--bridge=none --userland-proxy=false >"$ENGINE_DIR/engine.log" 2>&1 &
+		ENGINE_PID=$!
+		;;
+	podman)
+		command -v podman >/dev/null || { echo "SKIP: podman is not installed"; return 77; }
+		cat >"$ENGINE_DIR/containers.conf" <<'EOF'
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+EOF
+		CONTAINERS_CONF=$ENGINE_DIR/containers.conf podman --root "$ENGINE_DIR/data" \
+			--runroot "$ENGINE_DIR/run" --tmpdir "$ENGINE_DIR/tmp" \
+			--storage-driver overlay system service --time=0 "unix://$ENGINE_SOCK" \
+			>"$ENGINE_DIR/engine.log" 2>&1 &
+		ENGINE_PID=$!
+		;;
+	*)
+		echo "engine_start: unknown engine $1" >&2
+		return 1
+		;;
+	esac
+	if ! engine_wait_socket "$ENGINE_SOCK" 60; then
+		echo "SKIP: $1 could not be started here:"
+		tail -5 "$ENGINE_DIR/engine.log" | sed 's/^/  /'
+		engine_stop
+		return 77
+	fi
+	return 0
+}
+
+engine_stop() {
+	# Every container first, through the API: Podman's containers and exec sessions are
+	# kept by conmon processes of their own, which outlive the service.
+	if [ -n "$ENGINE_SOCK" ] && [ -S "$ENGINE_SOCK" ] && command -v jq >/dev/null; then
+		for id in $(curl -s --max-time 30 --unix-socket "$ENGINE_SOCK" 'http://d/containers/json?all=1' | jq -r '.[].Id' 2>/dev/null); do
+			curl -s -o /dev/null --max-time 60 --unix-socket "$ENGINE_SOCK" -X DELETE "http://d/containers/$id?force=1&v=1"
+		done
+	fi
+	if [ -n "$ENGINE_PID" ]; then
+		kill -TERM "$ENGINE_PID" 2>/dev/null
+		i=0
+		while kill -0 "$ENGINE_PID" 2>/dev/null && [ $i -lt 150 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$ENGINE_PID" 2>/dev/null
+		wait "$ENGINE_PID" 2>/dev/null
+	fi
+	if [ -n "$ENGINE_DIR" ] && [ -d "$ENGINE_DIR" ]; then
+		# dockerd's containerd and any shim it left: end them by their pid files, by pid.
+		for f in $(find "$ENGINE_DIR" -name '*.pid' 2>/dev/null); do
+			p=$(cat "$f" 2>/dev/null)
+			case "$p" in '' | *[!0-9]*) continue ;; esac
+			kill -KILL "$p" 2>/dev/null
+		done
+		# And whatever still names this engine's private directory (a conmon waiting out its
+		# exit delay): by pid, and only ours — the directory is this instance's mkdtemp.
+		for p in $(grep -l -a -F "$ENGINE_DIR/" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+			[ "$p" != $$ ] && kill -KILL "$p" 2>/dev/null
+		done
+		grep -s " $ENGINE_DIR/" /proc/mounts | awk '{print $2}' | sort -r |
+			while read -r m; do umount -l "$m" 2>/dev/null; done
+		rm -rf "$ENGINE_DIR"
+	fi
+	ENGINE_PID= ENGINE_DIR= ENGINE_SOCK=
+}
+
+# A tar of the test image's root: busybox (static) and its applets. The agent itself is bound
+# in by the backend, so the image needs nothing of msb.
+engine_image_tar() { # busybox out.tar
+	root=$(mktemp -d /tmp/msbimg.XXXXXX) || return 1
+	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/proc" "$root/sys" "$root/dev"
+	cp "$1" "$root/bin/busybox"
+	for a in sh cat echo ls sleep true false id kill ps mkdir rm dmesg uname head wc printf \
+		touch env sed grep awk yes setsid seq tr cut stat ln mv cp chmod readlink; do
+		ln -s busybox "$root/bin/$a"
+	done
+	echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
+	echo 'root:x:0:' >"$root/etc/group"
+	tar -C "$root" -cf "$2" .
+	rc=$?
+	rm -rf "$root"
+	return $rc
+}
+
+engine_import_image() { # name busybox
+	tarf=$ENGINE_DIR/image.tar
+	engine_image_tar "$2" "$tarf" || return 1
+	code=$(curl -s -o "$ENGINE_DIR/import.out" -w '%{http_code}' --unix-socket "$ENGINE_SOCK" \
+		-X POST -H 'Content-Type: application/x-tar' --data-binary "@$tarf" \
+		"http://d/images/create?fromSrc=-&repo=$1&tag=latest")
+	rm -f "$tarf"
+	[ "$code" = 200 ] || { echo "image import failed ($code):"; cat "$ENGINE_DIR/import.out"; return 1; }
+}
