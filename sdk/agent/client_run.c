@@ -16,7 +16,7 @@
 
 #include "client_internal.h"
 
-static msb_errc parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb_error *err)
+msb_errc msb_agent_parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb_error *err)
 {
 	msb_agent_reader r = { .data = reply->data, .len = reply->len };
 	uint32_t v;
@@ -56,7 +56,7 @@ static msb_errc parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb
 }
 
 /* Deadlines of a program run: queue bounded by the timeout, reply by timeout + grace. */
-static void run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64_t *timeout_ms)
+void msb_agent_run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64_t *timeout_ms)
 {
 	if (timeout <= 0) {
 		*queue = *reply = 0;
@@ -114,7 +114,7 @@ static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double
 	msb_buf reply = { 0 };
 	msb_errc rc = msb_agent_call(c, type, payload, queue, reply_deadline, MSB_E_QUEUED_TIMEOUT, &reply, err);
 	if (rc == MSB_OK)
-		rc = parse_exec_reply(&reply, res, err);
+		rc = msb_agent_parse_exec_reply(&reply, res, err);
 	if (rc == MSB_OK)
 		rc = check_output(type, res, max_output, err);
 	if (rc != MSB_OK)
@@ -125,7 +125,7 @@ static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double
 }
 
 /* A host's mistake made loud: a timeout that is no number, stdin that has a length only. */
-static msb_errc check_request(const char *op, double timeout, const void *stdin_data,
+msb_errc msb_agent_check_run_request(const char *op, double timeout, const void *stdin_data,
 			      size_t stdin_len, msb_error *err)
 {
 	if (isnan(timeout))
@@ -141,12 +141,12 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 {
 	if (!req->argv || !req->argv[0])
 		return msb_error_set(err, MSB_E_VALUE, "exec refused: an empty argv");
-	msb_errc checked = check_request("exec", req->timeout, req->stdin_data, req->stdin_len, err);
+	msb_errc checked = msb_agent_check_run_request("exec", req->timeout, req->stdin_data, req->stdin_len, err);
 	if (checked)
 		return checked;
 	int64_t queue, reply;
 	uint64_t timeout_ms;
-	run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
+	msb_agent_run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
 	msb_errc rc = MSB_OK;
 	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
@@ -169,12 +169,12 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 msb_errc msb_agent_run_code(msb_agent_client *c, const char *code, double timeout,
 			    size_t max_output, msb_exec_result *res, msb_error *err)
 {
-	msb_errc checked = check_request("run_code", timeout, NULL, 0, err);
+	msb_errc checked = msb_agent_check_run_request("run_code", timeout, NULL, 0, err);
 	if (checked)
 		return checked;
 	int64_t queue, reply;
 	uint64_t timeout_ms;
-	run_deadlines(timeout, &queue, &reply, &timeout_ms);
+	msb_agent_run_deadlines(timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
 	msb_errc rc = msb_agent_put_str(&p, MSB_TAG_CODE, code, err);
 	if (rc == MSB_OK && max_output)

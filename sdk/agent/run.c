@@ -321,8 +321,7 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 	}
 }
 
-static msb_errc put_result(msb_buf *reply, int status, bool timed_out, stream *out,
-			   stream *errs, msb_error *err)
+msb_errc agent_put_status(msb_buf *reply, int status, uint32_t flags, msb_error *err)
 {
 	int code = 0, sig = 0;
 	if (WIFEXITED(status)) {
@@ -331,14 +330,19 @@ static msb_errc put_result(msb_buf *reply, int status, bool timed_out, stream *o
 		sig = WTERMSIG(status);
 		code = 128 + sig;
 	}
-	uint32_t flags = (timed_out ? MSB_AGENT_F_TIMED_OUT : 0) |
-			 (out->truncated ? MSB_AGENT_F_OUT_TRUNCATED : 0) |
-			 (errs->truncated ? MSB_AGENT_F_ERR_TRUNCATED : 0);
 	msb_errc rc = msb_agent_put_u32(reply, MSB_TAG_EXIT_CODE, (uint32_t)code, err);
 	if (rc == MSB_OK)
 		rc = msb_agent_put_u32(reply, MSB_TAG_SIGNAL, (uint32_t)sig, err);
-	if (rc == MSB_OK)
-		rc = msb_agent_put_u32(reply, MSB_TAG_FLAGS, flags, err);
+	return rc == MSB_OK ? msb_agent_put_u32(reply, MSB_TAG_FLAGS, flags, err) : rc;
+}
+
+static msb_errc put_result(msb_buf *reply, int status, bool timed_out, stream *out,
+			   stream *errs, msb_error *err)
+{
+	uint32_t flags = (timed_out ? MSB_AGENT_F_TIMED_OUT : 0) |
+			 (out->truncated ? MSB_AGENT_F_OUT_TRUNCATED : 0) |
+			 (errs->truncated ? MSB_AGENT_F_ERR_TRUNCATED : 0);
+	msb_errc rc = agent_put_status(reply, status, flags, err);
 	if (rc == MSB_OK)
 		rc = msb_agent_put(reply, MSB_TAG_STDOUT, out->buf.data, out->buf.len, err);
 	if (rc == MSB_OK)
@@ -353,7 +357,12 @@ static void close_pair(int p[2])
 			close(p[i]);
 }
 
-static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
+/*
+ * Start `rs`'s command with its three pipes; on success *pid and the parent's ends (stdin's
+ * write end, stdout's and stderr's read ends, all non-blocking) in fds[0..2]. Shared by the
+ * buffered run below and the streamed one (stream.c).
+ */
+static msb_errc start_command(const run_spec *rs, pid_t *pid_out, int fds[3], msb_error *err)
 {
 	char **env = build_env(rs->env, agent.work_dir);
 	if (!env)
@@ -388,10 +397,29 @@ static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 	fcntl(in[1], F_SETFL, O_NONBLOCK);
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(er[0], F_SETFL, O_NONBLOCK);
-	stream so = { .fd = out[0] }, se = { .fd = er[0] };
+	*pid_out = pid;
+	fds[0] = in[1], fds[1] = out[0], fds[2] = er[0];
+	return MSB_OK;
+}
+
+msb_errc agent_command_start(char *const *argv, char *const *env, const char *cwd, pid_t *pid,
+			     int fds[3], msb_error *err)
+{
+	run_spec rs = { .argv = argv, .env = env, .cwd = cwd };
+	return start_command(&rs, pid, fds, err);
+}
+
+static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
+{
+	pid_t pid;
+	int fds[3];
+	msb_errc started = start_command(rs, &pid, fds, err);
+	if (started != MSB_OK)
+		return started;
+	stream so = { .fd = fds[1] }, se = { .fd = fds[2] };
 	int status = 0;
 	bool timed_out = false;
-	supervise(rs, pid, in[1], &so, &se, &status, &timed_out);
+	supervise(rs, pid, fds[0], &so, &se, &status, &timed_out);
 	if (so.fd >= 0)
 		close(so.fd);
 	if (se.fd >= 0)
@@ -402,11 +430,16 @@ static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 	return rc;
 }
 
+void agent_run_bounds(const msb_agent_request *req, uint64_t *timeout_ms, uint64_t *max_output)
+{
+	*timeout_ms = req->timeout_ms ? req->timeout_ms : agent.default_timeout_ms;
+	uint64_t cap = req->max_output ? req->max_output : agent.default_max_output;
+	*max_output = cap > MSB_AGENT_MAX_OUTPUT ? MSB_AGENT_MAX_OUTPUT : cap;
+}
+
 static void fill_bounds(run_spec *rs, const msb_agent_request *req)
 {
-	rs->timeout_ms = req->timeout_ms ? req->timeout_ms : agent.default_timeout_ms;
-	uint64_t cap = req->max_output ? req->max_output : agent.default_max_output;
-	rs->max_output = cap > MSB_AGENT_MAX_OUTPUT ? MSB_AGENT_MAX_OUTPUT : cap;
+	agent_run_bounds(req, &rs->timeout_ms, &rs->max_output);
 }
 
 msb_errc agent_exec(const msb_agent_request *req, msb_buf *reply, msb_error *err)
