@@ -34,7 +34,7 @@ check_PROGRAMS += tests/agent/fuzz_agent_decode_replay
 TESTS += tests/agent/fuzz_agent_decode_replay
 tests_agent_fuzz_agent_decode_replay_SOURCES = tests/lib/fuzz_replay.c tests/lib/fuzz_replay.h \
 	tests/agent/fuzz_agent_decode.c tests/agent/fuzz_agent_decode_seeds.c
-# A decode is a few microseconds: 40000 mutants of each of six seeds.
+# A decode is a few microseconds: 40000 mutants of each of nine seeds.
 tests_agent_fuzz_agent_decode_replay_CPPFLAGS = $(TEST_CPPFLAGS) -DFUZZ_REPLAY_MUTANTS=40000
 tests_agent_fuzz_agent_decode_replay_LDADD = sdk/libmsb-sdk.la
 
