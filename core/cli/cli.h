@@ -129,4 +129,12 @@ void msb_cli_session_close(msb_cli_session *s);
  */
 int msb_cli_result(const msb_exec_result *res, double timeout);
 
+/*
+ * exec, streamed to msb's stdout and stderr as the guest writes (or as JSON lines with
+ * --json, one per chunk; the result is then printed by msb_cli_result), msb's stdin
+ * forwarded as it arrives when `forward_stdin`.
+ */
+msb_errc msb_cli_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,
+			     bool forward_stdin, msb_exec_result *res, msb_error *err);
+
 #endif

@@ -12,9 +12,11 @@
 
 static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
-	"                [--workdir DIR] [--stdin] [--json] -- ARGV…\n\n"
+	"                [--workdir DIR] [--stdin] [--stream|--no-stream] [--json] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
 	"stdout and stderr through. --stdin forwards msb's standard input to the command.\n"
+	"Output is streamed as it is produced when stdout is a terminal (or with --stream;\n"
+	"with --json: one JSON line per chunk, then the result); --no-stream waits for the end.\n"
 	"Exit status: the command's own; 124 when it timed out; 125 when msb failed (refused,\n"
 	"or the sandbox could not run it), with the error line saying why.\n";
 
@@ -34,16 +36,19 @@ static msb_errc read_all(int fd, msb_buf *buf, msb_error *err)
 
 int msb_cmd_exec(int argc, char **argv)
 {
-	enum { OPT_TIMEOUT = 0x2000, OPT_STDIN, OPT_WORKDIR };
+	enum { OPT_TIMEOUT = 0x2000, OPT_STDIN, OPT_WORKDIR, OPT_STREAM, OPT_NO_STREAM };
 	static const struct option longopts[] = {
 		MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
-		{ "stdin", no_argument, NULL, OPT_STDIN }, { 0 }
+		{ "stdin", no_argument, NULL, OPT_STDIN },
+		{ "stream", no_argument, NULL, OPT_STREAM },
+		{ "no-stream", no_argument, NULL, OPT_NO_STREAM }, { 0 }
 	};
 	msb_cli_key key = { 0 };
 	msb_exec_request req = { 0 };
 	bool forward_stdin = false;
+	int stream = -1; /* -1: when stdout is a terminal and the backend can */
 	msb_error err = MSB_ERROR_INIT;
 	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
 		if (msb_cli_key_option(&key, c, optarg))
@@ -58,6 +63,8 @@ int msb_cmd_exec(int argc, char **argv)
 			req.working_directory = optarg;
 		} else if (c == OPT_STDIN) {
 			forward_stdin = true;
+		} else if (c == OPT_STREAM || c == OPT_NO_STREAM) {
+			stream = c == OPT_STREAM;
 		} else if (msb_cli_common_option(c, usage) != 1) {
 			return msb_cli_usage_error("unknown option");
 		}
@@ -73,14 +80,24 @@ int msb_cmd_exec(int argc, char **argv)
 	msb_buf input = { 0 };
 	msb_cli_session s;
 	msb_exec_result res = { 0 };
-	if (forward_stdin && read_all(STDIN_FILENO, &input, &err) != MSB_OK)
-		return msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
-	req.stdin_data = input.data;
-	req.stdin_len = input.len;
 	if (msb_cli_session_open(&s, kind, &key, &err) != MSB_OK) {
 		status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 	} else {
-		if (msb_sandbox_exec(s.sandbox, &req, &res, &err) != MSB_OK)
+		/*
+		 * Streaming by default only where a person watches and the backend can; asked
+		 * for (--stream), a backend without the operation is refused, never downgraded.
+		 */
+		bool streamed = stream == 1 ||
+				(stream < 0 && isatty(STDOUT_FILENO) && msb_sandbox_can_stream(s.sandbox));
+		msb_errc rc = MSB_OK;
+		if (!streamed && forward_stdin && (rc = read_all(STDIN_FILENO, &input, &err)) == MSB_OK) {
+			req.stdin_data = input.data;
+			req.stdin_len = input.len;
+		}
+		if (rc == MSB_OK)
+			rc = streamed ? msb_cli_exec_stream(s.sandbox, &req, forward_stdin, &res, &err)
+				      : msb_sandbox_exec(s.sandbox, &req, &res, &err);
+		if (rc != MSB_OK)
 			status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 		else
 			status = msb_cli_result(&res, req.timeout);

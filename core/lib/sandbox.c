@@ -109,6 +109,13 @@ static msb_errc refuse_missing_op(const msb_sandbox *s, const char *op, msb_erro
 			     s->spec.kind, op);
 }
 
+bool msb_sandbox_can_stream(const msb_sandbox *s)
+{
+	const struct msb_backend_v27 *ops = s->slot->backend->ops;
+	return (s->slot->backend->decl.capabilities & MSB_BIT(MSB_CAP_EXEC)) &&
+	       MSB_BACKEND_HAS(ops, exec_stream) && ops->exec_stream;
+}
+
 msb_errc msb_sandbox_exec_stream(msb_sandbox *s, const msb_exec_request *req,
 				 const msb_exec_stream *stream, msb_exec_result *res,
 				 msb_error *err)
@@ -117,7 +124,7 @@ msb_errc msb_sandbox_exec_stream(msb_sandbox *s, const msb_exec_request *req,
 	if (rc)
 		return rc;
 	const struct msb_backend_v27 *ops = s->slot->backend->ops;
-	if (!MSB_BACKEND_HAS(ops, exec_stream) || !ops->exec_stream)
+	if (!msb_sandbox_can_stream(s))
 		return refuse_missing_op(s, "exec_stream", err);
 	if (!stream || stream->struct_size < sizeof(msb_exec_stream) || !stream->on_output)
 		return msb_error_set(err, MSB_E_VALUE,

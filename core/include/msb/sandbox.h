@@ -41,6 +41,8 @@ msb_errc msb_sandbox_exec(msb_sandbox *sandbox, const msb_exec_request *req,
  * the backend and its plugin file. A spec can ask for it at route time instead
  * (`operations: [exec_stream]`, sandbox.yaml(5)).
  */
+/* Whether exec_stream would reach the backend (exec declared, the operation present). */
+bool msb_sandbox_can_stream(const msb_sandbox *sandbox);
 msb_errc msb_sandbox_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,
 				 const msb_exec_stream *stream, msb_exec_result *res,
 				 msb_error *err);
