@@ -242,7 +242,8 @@ static void serve_busy_client(relay_port *ports, size_t n_ports, int *clients, b
 	if (p == n_ports)
 		return;
 	size_t len = read_client_frame(clients[c]);
-	if (len && frame_type() == MSB_AGENT_INPUT && frame_id() == ports[p].id) {
+	if (len && (frame_type() == MSB_AGENT_INPUT || frame_type() == MSB_AGENT_RESIZE) &&
+	    frame_id() == ports[p].id) {
 		to_port(ports[p].fd, len);
 		return;
 	}
@@ -381,8 +382,8 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 			if (len == 0) {
 				close(clients[c]);
 				clients[c] = -1;
-			} else if (frame_type() != MSB_AGENT_INPUT) {
-				/* (INPUT sent as a streamed exec ended is late, and dropped.) */
+			} else if (frame_type() != MSB_AGENT_INPUT && frame_type() != MSB_AGENT_RESIZE) {
+				/* (INPUT or RESIZE sent as a streamed exec ended is late: dropped.) */
 				to_port(ports[p].fd, len);
 				ports[p].client = c;
 				ports[p].id = frame_id();

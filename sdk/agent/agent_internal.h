@@ -39,10 +39,12 @@ msb_errc agent_run_code(const msb_agent_request *req, msb_buf *reply, msb_error 
 /*
  * Start a command (its own session, the agent's rlimits, the scrubbed environment plus
  * `env`, in `cwd`): *pid, and non-blocking fds[0] its stdin's write end, fds[1] and fds[2]
- * its stdout's and stderr's read ends. A child that could not start is reported, reaped.
+ * its stdout's and stderr's read ends. With `tty` >= 0 (a terminal's slave end, kept by the
+ * caller) the command's stdin, stdout and stderr are that terminal, made its controlling
+ * one, and fds[] are all -1. A child that could not start is reported, reaped.
  */
-msb_errc agent_command_start(char *const *argv, char *const *env, const char *cwd, pid_t *pid,
-			     int fds[3], msb_error *err);
+msb_errc agent_command_start(char *const *argv, char *const *env, const char *cwd, int tty,
+			     pid_t *pid, int fds[3], msb_error *err);
 /* A request's timeout and per-stream cap, the agent's defaults filled in, the cap clamped. */
 void agent_run_bounds(const msb_agent_request *req, uint64_t *timeout_ms, uint64_t *max_output);
 /* EXIT_CODE, SIGNAL and FLAGS of a wait status, appended to `reply`. */

@@ -39,6 +39,10 @@ static msb_errc build_request(const msb_exec_request *req, const msb_exec_stream
 		rc = msb_agent_put(p, MSB_TAG_STDIN, req->stdin_data, req->stdin_len, err);
 	if (rc == MSB_OK && st->stdin_fd >= 0)
 		rc = msb_agent_put_u32(p, MSB_TAG_STDIN_OPEN, 1, err);
+	if (rc == MSB_OK && st->rows)
+		rc = msb_agent_put_u32(p, MSB_TAG_ROWS, st->rows, err);
+	if (rc == MSB_OK && st->cols)
+		rc = msb_agent_put_u32(p, MSB_TAG_COLS, st->cols, err);
 	return rc;
 }
 
@@ -51,6 +55,13 @@ static msb_errc check_stream(const msb_exec_request *req, const msb_exec_stream 
 		return msb_error_set(err, MSB_E_VALUE,
 				     "exec_stream refused: the stream table is missing, has no "
 				     "on_output, or its struct_size predates msb_exec_stream");
+	if (!st->rows != !st->cols)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "exec_stream refused: a terminal needs both rows and cols (%u x %u)",
+				     st->rows, st->cols);
+	if (st->resize_fd >= 0 && (!st->get_size || !st->rows))
+		return msb_error_set(err, MSB_E_VALUE,
+				     "exec_stream refused: resize_fd without a terminal or get_size");
 	for (const char *const *e = st->env; e && *e; e++) {
 		const char *why;
 		if (!msb_env_entry_valid(*e, &why))
@@ -70,6 +81,7 @@ typedef struct exchange {
 	uint64_t got[2];
 	const msb_exec_stream *st;
 	bool stdin_open;
+	bool resize_open;
 	bool done;              /* the result frame was read whole: the connection is in step */
 	msb_buf frame;
 } exchange;
@@ -120,6 +132,31 @@ static msb_errc forward_stdin(exchange *x, msb_error *err)
 	return rc;
 }
 
+/* The terminal changed size: drain the notification, send the new size. */
+static msb_errc forward_resize(exchange *x, msb_error *err)
+{
+	char drain[64];
+	ssize_t n;
+	while ((n = read(x->st->resize_fd, drain, sizeof drain)) < 0 && errno == EINTR)
+		;
+	if (n == 0) {
+		x->resize_open = false; /* its writer is gone: no size change can come */
+		return MSB_OK;
+	}
+	uint16_t rows = x->st->rows, cols = x->st->cols;
+	x->st->get_size(x->st->ctx, &rows, &cols);
+	if (!rows || !cols)
+		return MSB_OK;
+	msb_buf p = { 0 };
+	msb_errc rc = msb_agent_put_u32(&p, MSB_TAG_ROWS, rows, err);
+	if (rc == MSB_OK)
+		rc = msb_agent_put_u32(&p, MSB_TAG_COLS, cols, err);
+	if (rc == MSB_OK)
+		rc = msb_agent_frame_write(x->wfd, MSB_AGENT_RESIZE, x->id, &p, err);
+	msb_buf_free(&p);
+	return rc;
+}
+
 /* One frame from the agent; *done once it is the result. */
 static msb_errc take_frame(exchange *x, msb_exec_result *res, bool *done, msb_error *err)
 {
@@ -154,8 +191,9 @@ static msb_errc converse(exchange *x, msb_exec_result *res, msb_error *err)
 	bool done = false;
 	msb_errc rc = MSB_OK;
 	while (rc == MSB_OK && !done) {
-		struct pollfd p[2] = { { .fd = x->rfd, .events = POLLIN },
-				       { .fd = x->stdin_open ? x->st->stdin_fd : -1, .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = x->rfd, .events = POLLIN },
+				       { .fd = x->stdin_open ? x->st->stdin_fd : -1, .events = POLLIN },
+				       { .fd = x->resize_open ? x->st->resize_fd : -1, .events = POLLIN } };
 		int wait = -1;
 		if (x->deadline > 0) {
 			int64_t left = x->deadline - msb_agent_now_ms();
@@ -165,14 +203,18 @@ static msb_errc converse(exchange *x, msb_exec_result *res, msb_error *err)
 						     "exec_stream in time");
 			wait = left > 60000 ? 60000 : (int)left;
 		}
-		int n = poll(p, 2, wait);
+		int n = poll(p, 3, wait);
 		if (n < 0 && errno != EINTR)
 			return msb_error_set_errno(err, MSB_E_OS, errno, "exec_stream: poll");
 		if (n <= 0)
 			continue;
+		/* The agent first (its output never waits behind our input), then the size, so a
+		 * resize reaches the terminal before the input typed after it. */
 		if (p[0].revents)
 			rc = take_frame(x, res, &done, err);
-		else if (p[1].revents)
+		if (rc == MSB_OK && !done && p[2].revents)
+			rc = forward_resize(x, err);
+		if (rc == MSB_OK && !done && p[1].revents)
 			rc = forward_stdin(x, err);
 	}
 	return rc;
@@ -190,7 +232,8 @@ msb_errc msb_agent_exec_stream(msb_agent_client *c, const msb_exec_request *req,
 	msb_agent_run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
 	rc = build_request(req, st, &p, err);
-	exchange x = { .c = c, .deadline = reply, .st = st, .stdin_open = st->stdin_fd >= 0 };
+	exchange x = { .c = c, .deadline = reply, .st = st, .stdin_open = st->stdin_fd >= 0,
+		       .resize_open = st->resize_fd >= 0 };
 	x.most = req->max_output && req->max_output < MSB_AGENT_MAX_OUTPUT ? req->max_output
 									   : MSB_AGENT_MAX_OUTPUT;
 	if (rc == MSB_OK)

@@ -87,6 +87,10 @@ static msb_errc take_field(msb_agent_request *req, const msb_agent_field *f, msb
 		return rc;
 	case MSB_TAG_STREAM:
 		return msb_agent_field_u32(f, &req->stream, err);
+	case MSB_TAG_ROWS:
+		return msb_agent_field_u32(f, &req->rows, err);
+	case MSB_TAG_COLS:
+		return msb_agent_field_u32(f, &req->cols, err);
 	case MSB_TAG_STDIN:
 	case MSB_TAG_CODE:
 	case MSB_TAG_DATA:
@@ -108,6 +112,14 @@ static msb_errc require(bool present, const msb_agent_request *req, const char *
 			     msb_agent_type_name(req->type), what);
 }
 
+/* A terminal size: both given and each fits a winsize field, or neither given. */
+static bool size_valid(const msb_agent_request *req)
+{
+	if (!req->rows && !req->cols)
+		return true;
+	return req->rows && req->cols && req->rows <= 65535 && req->cols <= 65535;
+}
+
 static msb_errc check_required(const msb_agent_request *req, msb_error *err)
 {
 	msb_errc rc = MSB_OK;
@@ -116,8 +128,14 @@ static msb_errc check_required(const msb_agent_request *req, msb_error *err)
 		return require(req->version != 0, req, "protocol version", err);
 	case MSB_AGENT_EXEC:
 		return require(req->argc > 0, req, "argv (at least the program)", err);
+	case MSB_AGENT_RESIZE:
+		return require(size_valid(req) && req->rows, req, "terminal size (rows and cols 1..65535)",
+			       err);
 	case MSB_AGENT_EXEC_STREAM:
 		rc = require(req->argc > 0, req, "argv (at least the program)", err);
+		if (rc == MSB_OK)
+			rc = require(size_valid(req), req, "valid terminal size (rows and cols both "
+				     "1..65535, or neither)", err);
 		/* A streamed exec's environment is named by the host's caller: every name checked. */
 		for (size_t i = 0; rc == MSB_OK && i < req->envc; i++)
 			if (!msb_env_entry_valid(req->env[i], NULL))

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -41,6 +42,7 @@ typedef struct run_spec {
 	size_t stdin_len;
 	uint64_t timeout_ms;
 	uint64_t max_output;
+	bool tty;             /* stdin, stdout and stderr are one terminal: make it controlling */
 } run_spec;
 
 /* Where a child failed before exec, told to the parent through a CLOEXEC pipe. */
@@ -138,6 +140,9 @@ static _Noreturn void child_exec(const run_spec *rs, int in, int out, int errfd,
 	for (int fd = 0; fd < 3; fd++)
 		if (high[fd] < 0 || dup2(high[fd], fd) < 0)
 			child_fail(status, STAGE_EXEC);
+	/* A new session's first terminal becomes its controlling one: ^C, job control. */
+	if (rs->tty && ioctl(0, TIOCSCTTY, 0) < 0)
+		child_fail(status, STAGE_EXEC);
 	if (chdir(rs->cwd) < 0)
 		child_fail(status, STAGE_CHDIR);
 	if (apply_rlimits() < 0)
@@ -362,25 +367,34 @@ static void close_pair(int p[2])
  * write end, stdout's and stderr's read ends, all non-blocking) in fds[0..2]. Shared by the
  * buffered run below and the streamed one (stream.c).
  */
-static msb_errc start_command(const run_spec *rs, pid_t *pid_out, int fds[3], msb_error *err)
+static msb_errc start_command(const run_spec *rs, int tty, pid_t *pid_out, int fds[3],
+			      msb_error *err)
 {
 	char **env = build_env(rs->env, agent.work_dir);
 	if (!env)
 		return msb_error_set(err, MSB_E_NOMEM, "exec refused by msb-agent: out of memory");
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 }, st[2] = { -1, -1 };
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC) ||
+	/* Under a terminal (`tty` its slave end) the three standard fds are that terminal. */
+	if ((tty < 0 && (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC))) ||
 	    pipe2(st, O_CLOEXEC)) {
 		int e = errno;
 		close_pair(in), close_pair(out), close_pair(er), close_pair(st);
 		free(env);
 		return msb_error_set_errno(err, MSB_E_OS, e, "exec refused by msb-agent: pipe");
 	}
+	if (tty >= 0)
+		in[0] = out[1] = er[1] = tty;
 	pid_t pid = spawn_command(rs, env, in[0], out[1], er[1], st[1]);
 	int fork_errno = errno;
 	free(env);
-	close(in[0]), close(out[1]), close(er[1]), close(st[1]);
+	if (tty < 0)
+		close(in[0]), close(out[1]), close(er[1]);
+	/* The child's ends are its own now (or the caller's terminal): only ours are left. */
+	in[0] = out[1] = er[1] = -1;
+	close(st[1]);
 	if (pid < 0) {
-		close(in[1]), close(out[0]), close(er[0]), close(st[0]);
+		close_pair(in), close_pair(out), close_pair(er);
+		close(st[0]);
 		return msb_error_set_errno(err, MSB_E_OS, fork_errno, "exec refused by msb-agent: vfork");
 	}
 	struct child_failure f;
@@ -389,31 +403,31 @@ static msb_errc start_command(const run_spec *rs, pid_t *pid_out, int fds[3], ms
 		;
 	close(st[0]);
 	if (n == (ssize_t)sizeof f) {
-		close(in[1]), close(out[0]), close(er[0]);
+		close_pair(in), close_pair(out), close_pair(er);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		return report_child_failure(rs, &f, err);
 	}
-	fcntl(in[1], F_SETFL, O_NONBLOCK);
-	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(er[0], F_SETFL, O_NONBLOCK);
 	*pid_out = pid;
 	fds[0] = in[1], fds[1] = out[0], fds[2] = er[0];
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			fcntl(fds[i], F_SETFL, O_NONBLOCK);
 	return MSB_OK;
 }
 
-msb_errc agent_command_start(char *const *argv, char *const *env, const char *cwd, pid_t *pid,
-			     int fds[3], msb_error *err)
+msb_errc agent_command_start(char *const *argv, char *const *env, const char *cwd, int tty,
+			     pid_t *pid, int fds[3], msb_error *err)
 {
-	run_spec rs = { .argv = argv, .env = env, .cwd = cwd };
-	return start_command(&rs, pid, fds, err);
+	run_spec rs = { .argv = argv, .env = env, .cwd = cwd, .tty = tty >= 0 };
+	return start_command(&rs, tty, pid, fds, err);
 }
 
 static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 {
 	pid_t pid;
 	int fds[3];
-	msb_errc started = start_command(rs, &pid, fds, err);
+	msb_errc started = start_command(rs, -1, &pid, fds, err);
 	if (started != MSB_OK)
 		return started;
 	stream so = { .fd = fds[1] }, se = { .fd = fds[2] };

@@ -94,10 +94,11 @@ static bool serve_one(int rfd, int wfd, const msb_agent_header *h, const msb_buf
 		return false;
 	}
 	/*
-	 * Input the host sent for a streamed exec that has ended since: what it read of its
-	 * stdin before it saw the reply. Dropped unanswered, so the stream stays in step.
+	 * Input (or a resize) the host sent for a streamed exec that has ended since: what it
+	 * read of its stdin before it saw the reply. Dropped unanswered, so the stream stays in
+	 * step.
 	 */
-	if (*greeted && h->type == MSB_AGENT_INPUT)
+	if (*greeted && (h->type == MSB_AGENT_INPUT || h->type == MSB_AGENT_RESIZE))
 		return true;
 	serve_conn sc = { rfd, wfd, h->id };
 	msb_agent_request req;

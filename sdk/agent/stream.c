@@ -13,6 +13,11 @@
  * stdin is closed, further input is read and dropped, so a host still writing never wedges
  * the final frames.
  *
+ * Under a terminal (ROWS/COLS) the command gets a new pseudo-terminal as its controlling
+ * one, stdin, stdout and stderr alike: its output (one stream, as stdout) is read from the
+ * master, INPUT is written to it, RESIZE sets its size. posix_openpt needs /dev/ptmx and a
+ * devpts in the guest; without them the exec is refused, saying so.
+ *
  * A host that hangs up (its connection ends or fails) is a terminal closed under the
  * command: nobody can receive its output, so the tree is killed, as a buffered exec's would
  * be at its deadline. On the deadline the process group is SIGKILLed, what it had already
@@ -20,10 +25,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -57,6 +65,7 @@ typedef struct sx {
 	msb_buf payload, frame;  /* scratch */
 	bool host_gone;
 	msb_error bad;           /* a frame that does not belong in this exchange */
+	int tty;                 /* the terminal's master (also out_fd[0]), or -1 */
 } sx;
 
 static void queue_output(sx *s, int i, const unsigned char *data, size_t n)
@@ -87,8 +96,11 @@ static void queue_output(sx *s, int i, const unsigned char *data, size_t n)
 	s->sent[i] += keep;
 }
 
-/* Read what a pipe has now; close it at its end. */
-static void read_pipe(sx *s, int i)
+/*
+ * Read one chunk of what a pipe (or the terminal's master) has now; close it at its end (a
+ * master reads EIO once no process holds the terminal). True when a chunk was read.
+ */
+static bool read_pipe(sx *s, int i)
 {
 	unsigned char chunk[65536];
 	for (;;) {
@@ -98,13 +110,13 @@ static void read_pipe(sx *s, int i)
 		if (n > 0) {
 			queue_output(s, i, chunk, (size_t)n);
 			/* One chunk per turn: the other stream and the host get theirs in order. */
-			return;
+			return true;
 		}
 		if (n == 0 || errno != EAGAIN) {
 			close(s->out_fd[i]);
 			s->out_fd[i] = -1;
 		}
-		return;
+		return false;
 	}
 }
 
@@ -155,7 +167,27 @@ static void feed_stdin(sx *s)
 		close_stdin(s);
 }
 
-/* One frame from the host: INPUT of this request, or the end of the exchange. */
+static void set_size(int fd, uint32_t rows, uint32_t cols)
+{
+	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	ioctl(fd, TIOCSWINSZ, &ws); /* the kernel signals SIGWINCH to the foreground group */
+}
+
+/* A RESIZE of this request: the terminal's new size (ignored without a terminal). */
+static void resize(sx *s)
+{
+	msb_agent_request req;
+	msb_error e = MSB_ERROR_INIT;
+	if (msb_agent_request_decode(MSB_AGENT_RESIZE, s->frame.data, s->frame.len, &req, &e) != MSB_OK) {
+		msb_error_move(&s->bad, &e);
+		return;
+	}
+	if (s->tty >= 0)
+		set_size(s->tty, req.rows, req.cols);
+	msb_agent_request_free(&req);
+}
+
+/* One frame from the host: INPUT or RESIZE of this request, or the end of the exchange. */
 static void read_host(sx *s)
 {
 	msb_agent_header h = { 0 };
@@ -165,6 +197,10 @@ static void read_host(sx *s)
 				 &e) != MSB_OK) {
 		msb_error_clear(&e);
 		s->host_gone = true;
+		return;
+	}
+	if (h.version == MSB_AGENT_PROTOCOL_VERSION && h.type == MSB_AGENT_RESIZE && h.id == s->id) {
+		resize(s);
 		return;
 	}
 	if (h.version != MSB_AGENT_PROTOCOL_VERSION || h.type != MSB_AGENT_INPUT || h.id != s->id) {
@@ -182,7 +218,16 @@ static void read_host(sx *s)
 	if (s->in_fd >= 0 && !s->in_eof && req.data_len &&
 	    msb_buf_append(&s->in, req.data, req.data_len, NULL) != MSB_OK)
 		close_stdin(s);
-	s->in_eof |= req.eof;
+	/*
+	 * A terminal's end of input is its EOF character (what ^D types), read by the line
+	 * discipline; closing the master would hang the whole session up instead.
+	 */
+	if (req.eof && s->tty >= 0) {
+		if (s->in_fd >= 0 && msb_buf_append(&s->in, "\x04", 1, NULL) != MSB_OK)
+			close_stdin(s);
+	} else {
+		s->in_eof |= req.eof;
+	}
 	msb_agent_request_free(&req);
 	feed_stdin(s);
 }
@@ -224,9 +269,11 @@ static void supervise(sx *s, pid_t pid, uint64_t timeout_ms, int *status, bool *
 				while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 					;
 			exited = true;
+			/* What the killed group had already written (a daemon that left the group may
+			 * hold a pipe open: what is there now, not its end). */
 			for (int i = 0; i < 2; i++)
-				while (s->out_fd[i] >= 0)
-					read_pipe(s, i); /* what the killed group had already written */
+				while (s->out_fd[i] >= 0 && read_pipe(s, i))
+					;
 			over = true;
 		}
 		if (!over && exited &&
@@ -278,6 +325,31 @@ static void supervise(sx *s, pid_t pid, uint64_t timeout_ms, int *status, bool *
 		close(pidfd);
 }
 
+/*
+ * A new terminal of the request's size: *master (non-blocking, close-on-exec) and *slave,
+ * which becomes the command's controlling terminal.
+ */
+static msb_errc open_terminal(const msb_agent_request *req, int *master, int *slave,
+			      msb_error *err)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	const char *name = m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0 ? ptsname(m) : NULL;
+	int sl = name ? open(name, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+	if (sl < 0) {
+		int e = errno;
+		if (m >= 0)
+			close(m);
+		return msb_error_set_errno(err, MSB_E_OS, e,
+					   "exec_stream refused by msb-agent: no terminal could be "
+					   "opened (/dev/ptmx and /dev/pts in the guest)");
+	}
+	set_size(m, req->rows, req->cols);
+	fcntl(m, F_SETFL, O_NONBLOCK);
+	*master = m;
+	*slave = sl;
+	return MSB_OK;
+}
+
 msb_errc agent_exec_stream(int rfd, int wfd, uint32_t id, const msb_agent_request *req,
 			   msb_buf *reply, msb_error *err)
 {
@@ -288,12 +360,25 @@ msb_errc agent_exec_stream(int rfd, int wfd, uint32_t id, const msb_agent_reques
 	sx s = { .rfd = rfd, .wfd = wfd, .id = id, .bad = MSB_ERROR_INIT };
 	agent_run_bounds(req, &timeout_ms, &s.cap);
 	pid_t pid;
-	int fds[3];
-	msb_errc rc = agent_command_start(req->argv, req->env, cwd, &pid, fds, err);
+	int fds[3], slave = -1;
+	s.tty = -1;
+	msb_errc rc = req->rows ? open_terminal(req, &s.tty, &slave, err) : MSB_OK;
+	if (rc == MSB_OK)
+		rc = agent_command_start(req->argv, req->env, cwd, slave, &pid, fds, err);
 	free(cwd);
-	if (rc != MSB_OK)
+	if (slave >= 0)
+		close(slave);
+	if (rc != MSB_OK) {
+		if (s.tty >= 0)
+			close(s.tty);
 		return rc;
+	}
 	s.in_fd = fds[0], s.out_fd[0] = fds[1], s.out_fd[1] = fds[2];
+	if (s.tty >= 0) {
+		/* One terminal: both streams are its output (stdout), its input the master too. */
+		s.out_fd[0] = s.tty;
+		s.in_fd = fcntl(s.tty, F_DUPFD_CLOEXEC, 3);
+	}
 	s.in_eof = !req->stdin_open;
 	if (req->data_len && msb_buf_append(&s.in, req->data, req->data_len, NULL) != MSB_OK)
 		close_stdin(&s);

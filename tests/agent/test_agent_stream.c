@@ -288,6 +288,78 @@ static void test_hang_up_kills_the_command(void **state)
 	fixture_stop(&fx);
 }
 
+/* The size a resize notification reports, and the pipe it is written to. */
+typedef struct term {
+	seen s;
+	int resize_w, stdin_w;
+} term;
+
+static void get_size(void *vctx, uint16_t *rows, uint16_t *cols)
+{
+	(void)vctx;
+	*rows = 50;
+	*cols = 120;
+}
+
+static void on_term_output(void *vctx, msb_stream_id stream, const void *data, size_t len)
+{
+	term *t = vctx;
+	on_output(&t->s, stream, data, len);
+	/* Once the first size is printed: resize, then let the command print it again. */
+	if (t->resize_w >= 0 && strstr((const char *)t->s.out.data, "37 101")) {
+		assert_int_equal(write(t->resize_w, "w", 1), 1);
+		close(t->resize_w);
+		t->resize_w = -1;
+		assert_int_equal(write(t->stdin_w, "go\n", 3), 3);
+	}
+}
+
+static void test_terminal_size_and_resize(void **state)
+{
+	ctx *c = *state;
+	int in[2], rs[2];
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(rs), 0);
+	const char *const argv[] = { "sh", "-c", "stty size; read x; stty size; test -t 0 && echo tty", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 20 };
+	term t = { .s = { .answer_fd = -1 }, .resize_w = rs[1], .stdin_w = in[1] };
+	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
+	st.stdin_fd = in[0], st.ctx = &t, st.on_output = on_term_output;
+	st.rows = 37, st.cols = 101, st.resize_fd = rs[0], st.get_size = get_size;
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_exec_stream(c->client, &req, &st, &res, &err), MSB_OK);
+	const char *out = (const char *)t.s.out.data;
+	const char *first = strstr(out, "37 101"), *second = strstr(out, "50 120");
+	if (!first || !second || second < first || !strstr(out, "tty"))
+		fail_msg("terminal output: %s", out);
+	assert_int_equal(t.s.err.len, 0); /* one terminal: everything is its output */
+	assert_int_equal(res.exit_code, 0);
+	close(in[0]), close(in[1]), close(rs[0]);
+	msb_exec_result_free(&res);
+	seen_free(&t.s);
+
+	/* End of input is the terminal's EOF: cat ends. A size without both halves is refused. */
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(write(in[1], "abc\n", 4), 4);
+	close(in[1]);
+	const char *const cat[] = { "cat", NULL };
+	req.argv = cat;
+	seen s2 = { .answer_fd = -1 };
+	msb_exec_stream st2 = MSB_EXEC_STREAM_INIT;
+	st2.stdin_fd = in[0], st2.ctx = &s2, st2.on_output = on_output, st2.rows = 10, st2.cols = 10;
+	assert_int_equal(msb_agent_exec_stream(c->client, &req, &st2, &res, NULL), MSB_OK);
+	assert_false(res.timed_out);
+	assert_non_null(strstr((const char *)s2.out.data, "abc"));
+	close(in[0]);
+	msb_exec_result_free(&res);
+	seen_free(&s2);
+	st2.stdin_fd = -1, st2.cols = 0;
+	assert_int_equal(msb_agent_exec_stream(c->client, &req, &st2, &res, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "both rows and cols"));
+	msb_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_cannot_start),
 		cmocka_unit_test(test_over_a_socket),
 		cmocka_unit_test(test_hang_up_kills_the_command),
+		cmocka_unit_test(test_terminal_size_and_resize),
 	};
 	return cmocka_run_group_tests(tests, setup, agent_session_teardown);
 }

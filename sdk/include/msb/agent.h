@@ -77,12 +77,15 @@ typedef enum msb_agent_type {
 	 * A streamed exec (version 2): the fields of EXEC plus STDIN_OPEN. The agent answers
 	 * with OUTPUT frames as the command writes (same id, no REPLY bit), then the
 	 * EXEC_STREAM reply: ERRC, EXIT_CODE, SIGNAL, FLAGS (no STDOUT/STDERR: already sent).
-	 * While it runs the host may send INPUT frames of the same id.
+	 * While it runs the host may send INPUT frames of the same id. With ROWS and COLS the
+	 * command runs under a terminal of that size (its output, both streams, as stdout),
+	 * resized by RESIZE frames of the same id.
 	 */
 	MSB_AGENT_EXEC_STREAM = 12,
 	MSB_AGENT_OUTPUT = 13,    /* agent to host: STREAM DATA; never more than the cap in all */
 	MSB_AGENT_INPUT = 14,     /* host to agent: DATA? EOF?; EOF closes the command's stdin */
-	MSB_AGENT__TYPE_MAX = 14
+	MSB_AGENT_RESIZE = 15,    /* host to agent: ROWS COLS of a streamed exec's terminal */
+	MSB_AGENT__TYPE_MAX = 15
 } msb_agent_type;
 #define MSB_AGENT_REPLY 0x8000u
 
@@ -114,6 +117,8 @@ typedef enum msb_agent_tag {
 	MSB_TAG_STREAM = 50,     /* u32 msb_stream_id: 1 stdout, 2 stderr */
 	MSB_TAG_EOF = 51,        /* u32 0/1 */
 	MSB_TAG_STDIN_OPEN = 52, /* u32 0/1: stdin stays open for INPUT frames after STDIN */
+	MSB_TAG_ROWS = 53,       /* u32 1..65535: EXEC_STREAM under a terminal of this size; RESIZE */
+	MSB_TAG_COLS = 54,       /* u32 1..65535 */
 } msb_agent_tag;
 
 /* MSB_TAG_FLAGS bits of an exec/run_code reply. */
@@ -217,6 +222,7 @@ typedef struct msb_agent_request {
 	bool stdin_open;      /* EXEC_STREAM: more stdin comes in INPUT frames */
 	uint32_t stream;      /* OUTPUT: MSB_STREAM_STDOUT or MSB_STREAM_STDERR */
 	bool eof;             /* INPUT: close the command's stdin after DATA */
+	uint32_t rows, cols;  /* EXEC_STREAM: a terminal of this size (0: none); RESIZE */
 } msb_agent_request;
 
 /*

@@ -45,9 +45,23 @@ typedef struct msb_exec_stream {
 	 * never after the call returned. `data` is valid during the call only.
 	 */
 	void (*on_output)(void *ctx, msb_stream_id stream, const void *data, size_t len);
+	/*
+	 * A terminal: rows and cols both non-zero run the command under a new pseudo-terminal
+	 * of that size, its controlling terminal, as stdin, stdout and stderr (what it writes
+	 * to either arrives as MSB_STREAM_STDOUT; raw input goes in through stdin_fd, where end
+	 * of file types the terminal's EOF character). 0, 0: pipes, as exec.
+	 */
+	uint16_t rows, cols;
+	/*
+	 * Readable when the terminal's size changed (a self-pipe a SIGWINCH handler writes
+	 * to): drained, then get_size(ctx, …) says the new size, which the guest's terminal
+	 * takes. -1: the size never changes.
+	 */
+	int resize_fd;
+	void (*get_size)(void *ctx, uint16_t *rows, uint16_t *cols);
 } msb_exec_stream;
 
-#define MSB_EXEC_STREAM_INIT { (uint32_t)sizeof(msb_exec_stream), NULL, -1, NULL, NULL }
+#define MSB_EXEC_STREAM_INIT { (uint32_t)sizeof(msb_exec_stream), NULL, -1, NULL, NULL, 0, 0, -1, NULL }
 
 /*
  * Whether `entry` is "NAME=value" with a name a shell and execve agree on; on false,
