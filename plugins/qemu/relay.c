@@ -310,17 +310,17 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 			fds[n] = (struct pollfd){ .fd = clients[i], .events = POLLIN };
 			who[n++] = (int)i;
 		}
-		if (poll(fds, n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			_exit(1);
-		}
 		/* A busy client is heard too: a streamed exec's INPUT goes to its port as it comes. */
 		for (size_t i = 0; i < MAX_CLIENTS; i++) {
 			if (clients[i] < 0 || !busy[i])
 				continue;
 			fds[n] = (struct pollfd){ .fd = clients[i], .events = POLLIN };
 			who[n++] = (int)i;
+		}
+		if (poll(fds, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
 		}
 		for (size_t p = 0; p < n_ports; p++) {
 			if (!fds[1 + p].revents)
