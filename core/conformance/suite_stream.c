@@ -3,11 +3,13 @@
  * to the descriptor) delivers its chunks in the order the program wrote them, keeps stdout
  * and stderr apart, shows output before the program ends, feeds stdin while the program
  * runs, honours the cap and its truncation flag while streaming, adds the per-exec
- * environment, and on a timeout keeps what was already delivered and says timed out.
+ * environment, on a timeout keeps what was already delivered and says timed out, and runs
+ * a command under a terminal whose size the guest sees (`stty size`).
  *
  * It applies to a backend whose plugin has exec_stream (struct_size covering it, set) and
  * whose exec runs real programs (the kit's probe): a scripted fake's chunks would be its
- * script, not a program's writes. The guest needs a POSIX sh with printf, sleep, head, cat.
+ * script, not a program's writes. The guest needs a POSIX sh with printf, sleep, head, cat,
+ * stty, and a /dev/ptmx with a devpts for the terminal case.
  */
 #include <stdio.h>
 #include <string.h>
@@ -278,6 +280,40 @@ static void case_timeout_keeps_output(conf_run *run)
 	heard_free(&h);
 }
 
+static void case_terminal_size(conf_run *run)
+{
+	conf_box *box = stream_box(run);
+	if (!box)
+		return;
+	const char *argv[] = { "sh", "-c", "stty size; test -t 0 && test -t 1 && test -t 2 && echo all-tty",
+			       NULL };
+	msb_exec_request req = { .argv = argv, .working_directory = run->work_dir,
+				 .timeout = CALL_TIMEOUT };
+	heard h = { .answer_fd = -1 };
+	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
+	st.ctx = &h;
+	st.on_output = on_output;
+	st.rows = 37;
+	st.cols = 101;
+	msb_exec_result res;
+	memset(&res, 0, sizeof res);
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = run->ops->exec_stream(box->handle, &req, &st, &res, &err);
+	h.returned = true;
+	if (rc != MSB_OK) {
+		conf_fail_call(run, "exec_stream under a 37x101 terminal", &err);
+	} else {
+		/* A terminal writes "\r\n" for a line end (onlcr). */
+		expect_text(run, "stty size and the tty tests under a 37x101 terminal", &h.out,
+			    "37 101\r\nall-tty\r\n");
+		if (!conf_decided(run) && h.err.len)
+			conf_fail(run, "nothing on stderr (one terminal)", "%zu bytes on stderr", h.err.len);
+	}
+	msb_exec_result_free(&res);
+	msb_error_clear(&err);
+	heard_free(&h);
+}
+
 static const char *stream_inapplicable(conf_run *run)
 {
 	if (!conf_has(run, MSB_CAP_EXEC))
@@ -298,6 +334,7 @@ static const conf_case stream_cases[] = {
 	{ "cap-while-streaming", MSB_BIT(MSB_CAP_EXEC), case_cap_while_streaming },
 	{ "environment", MSB_BIT(MSB_CAP_EXEC), case_environment },
 	{ "timeout-keeps-output", MSB_BIT(MSB_CAP_EXEC), case_timeout_keeps_output },
+	{ "terminal-size", MSB_BIT(MSB_CAP_EXEC), case_terminal_size },
 };
 
 const conf_suite conf_suite_stream = {
