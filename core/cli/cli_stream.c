@@ -4,6 +4,7 @@
  * JSON line per chunk ({"event": "output", "stream": …, "data": …}) and then the result
  * object exec prints unstreamed. With --stdin, msb's standard input is forwarded as it
  * arrives instead of read whole first, so an interactive program gets each line as typed.
+ * With -t the command runs under a terminal in the guest (cli_terminal.c lends it ours).
  */
 #include <errno.h>
 #include <unistd.h>
@@ -40,11 +41,18 @@ static void on_output(void *ctx, msb_stream_id stream, const void *data, size_t 
 }
 
 msb_errc msb_cli_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,
-			     bool forward_stdin, msb_exec_result *res, msb_error *err)
+			     bool forward_stdin, bool tty, msb_exec_result *res, msb_error *err)
 {
 	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
 	st.stdin_fd = forward_stdin ? STDIN_FILENO : -1;
 	st.on_output = on_output;
 	fflush(stdout);
-	return msb_sandbox_exec_stream(sandbox, req, &st, res, err);
+	if (!tty)
+		return msb_sandbox_exec_stream(sandbox, req, &st, res, err);
+	msb_cli_terminal_size(NULL, &st.rows, &st.cols);
+	st.get_size = msb_cli_terminal_size;
+	st.resize_fd = msb_cli_terminal_raw();
+	msb_errc rc = msb_sandbox_exec_stream(sandbox, req, &st, res, err);
+	msb_cli_terminal_restore();
+	return rc;
 }

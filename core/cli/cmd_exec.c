@@ -12,11 +12,13 @@
 
 static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
-	"                [--workdir DIR] [--stdin] [--stream|--no-stream] [--json] -- ARGV…\n\n"
+	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [--json] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
 	"stdout and stderr through. --stdin forwards msb's standard input to the command.\n"
 	"Output is streamed as it is produced when stdout is a terminal (or with --stream;\n"
 	"with --json: one JSON line per chunk, then the result); --no-stream waits for the end.\n"
+	"-i forwards stdin as it is typed (streamed); -t runs ARGV under a terminal in the guest,\n"
+	"sized as this one, with this terminal raw meanwhile: `msb exec -it KIND … -- sh`.\n"
 	"Exit status: the command's own; 124 when it timed out; 125 when msb failed (refused,\n"
 	"or the sandbox could not run it), with the error line saying why.\n";
 
@@ -50,7 +52,8 @@ int msb_cmd_exec(int argc, char **argv)
 	bool forward_stdin = false;
 	int stream = -1; /* -1: when stdout is a terminal and the backend can */
 	msb_error err = MSB_ERROR_INIT;
-	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
+	bool tty = false;
+	for (int c; (c = getopt_long(argc, argv, "c:hit", longopts, NULL)) != -1;) {
 		if (msb_cli_key_option(&key, c, optarg))
 			continue;
 		if (c == OPT_TIMEOUT) {
@@ -65,12 +68,21 @@ int msb_cmd_exec(int argc, char **argv)
 			forward_stdin = true;
 		} else if (c == OPT_STREAM || c == OPT_NO_STREAM) {
 			stream = c == OPT_STREAM;
+		} else if (c == 'i') {
+			forward_stdin = true;
+			stream = 1;
+		} else if (c == 't') {
+			tty = true;
+			stream = 1;
 		} else if (msb_cli_common_option(c, usage) != 1) {
 			return msb_cli_usage_error("unknown option");
 		}
 	}
 	if (argc - optind < 2)
 		return msb_cli_usage_error("needs KIND and, after --, the command to run");
+	if (tty && stream == 0)
+		return msb_cli_usage_error("-t runs under a terminal, which only a streamed exec has: "
+					   "drop --no-stream");
 	const char *kind = argv[optind];
 	int status = msb_cli_key_check(&key);
 	if (status)
@@ -95,7 +107,7 @@ int msb_cmd_exec(int argc, char **argv)
 			req.stdin_len = input.len;
 		}
 		if (rc == MSB_OK)
-			rc = streamed ? msb_cli_exec_stream(s.sandbox, &req, forward_stdin, &res, &err)
+			rc = streamed ? msb_cli_exec_stream(s.sandbox, &req, forward_stdin, tty, &res, &err)
 				      : msb_sandbox_exec(s.sandbox, &req, &res, &err);
 		if (rc != MSB_OK)
 			status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);

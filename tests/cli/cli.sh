@@ -432,6 +432,21 @@ lines" "n/back\\slash" "n/csi$(printf "\302\233")1"'
 		run "$msb" -c "$b" exec shell $k --stream --timeout 1 -- sh -c 'echo early; sleep 30'
 		expect_status 124 "rt exec --stream timeout"; expect_out "early" "rt exec --stream keeps output at the timeout"
 		expect_err "msb: TimeoutError:" "rt exec --stream timeout line"
+		# -it: an interactive shell under a terminal sized as ours; ours restored after,
+		# also when msb is killed by a signal while raw.
+		if command -v script >/dev/null 2>&1; then
+			(sleep 2; printf 'stty size; echo $((6*7)); exit 3\n'; sleep 2) |
+				script -qec "stty rows 33 cols 99; before=\$(stty -g); $msb -c $b exec shell $k -it -- sh; echo msb-exit=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo restored" /dev/null >"$tmp/out" 2>&1
+			expect_out "33 99" "rt exec -it: the guest sees the terminal's size"
+			expect_out "42" "rt exec -it: the shell runs what is typed"
+			expect_out "msb-exit=3" "rt exec -it: the shell's status is msb's"
+			expect_out "restored" "rt exec -it: the terminal is restored"
+			# (An asynchronous list's stdin is /dev/null unless redirected: given the tty.)
+			script -qec "t=\$(tty); before=\$(stty -g); $msb -c $b exec shell $k -it -- sleep 30 <\$t & p=\$!; sleep 2; [ \"\$(stty -g)\" != \"\$before\" ] && echo was-raw; kill -TERM \$p; wait \$p; echo msb-exit=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo restored" /dev/null </dev/null >"$tmp/out" 2>&1
+			expect_out "was-raw" "rt exec -it: the terminal is raw while the command runs"
+			expect_out "msb-exit=143" "rt exec -it killed by SIGTERM dies of it"
+			expect_out "restored" "rt exec -it: the terminal is restored after SIGTERM"
+		fi
 		run "$msb" -c "$b" rm shell $k dir/a.txt; expect_status 0 "rt rm"
 		run "$msb" -c "$b" get shell $k dir/a.txt; expect_status 1 "rt get after rm"
 		# collect: the declared output lands under --out, once; --replace lands it again.
