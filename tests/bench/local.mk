@@ -106,3 +106,10 @@ BENCHES += tests/bench/bench_cgroup
 tests_bench_bench_cgroup_SOURCES = tests/bench/bench_cgroup.c
 tests_bench_bench_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_cgroup_LDADD = sdk/libmsb-sdk.la
+
+BENCHES += tests/bench/bench_stream
+tests_bench_bench_stream_SOURCES = tests/bench/bench_stream.c tests/bench/bench_stats.h
+tests_bench_bench_stream_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/tests/backends
+tests_bench_bench_stream_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+EXTRA_tests_bench_bench_stream_DEPENDENCIES = plugins/process/process.la plugins/bwrap/bwrap.la \
+	plugins/qemu/qemu.la sdk/agent/msb-agent
