@@ -318,7 +318,7 @@ static const char *stream_inapplicable(conf_run *run)
 {
 	if (!conf_has(run, MSB_CAP_EXEC))
 		return "the backend does not declare exec";
-	if (!MSB_BACKEND_HAS(run->ops, exec_stream) || !run->ops->exec_stream)
+	if (!MSB_BACKEND_OP(run->ops, exec_stream))
 		return "the plugin has no exec_stream operation (appended to the descriptor after "
 		       "ABI 27 first shipped)";
 	if (run->decl->os_families && !(run->decl->os_families & MSB_BIT(MSB_OS_POSIX)))

@@ -101,19 +101,19 @@ static msb_errc refuse_missing_op(const msb_sandbox *s, const char *op, msb_erro
 	const msb_backend *b = s->slot->backend;
 	return msb_error_set(err, MSB_E_NOT_IMPLEMENTED,
 			     "%s refused: sandbox backend '%s' (plugin %s) does not implement the "
-			     "%s operation%s; ask for it in the '%s' spec (operations: [%s]) so the "
-			     "router routes it to a backend that serves it",
+			     "%s operation%s; say `streaming: true` in the '%s' spec so the router "
+			     "routes it to a backend that serves it",
 			     op, b->name, msb_plugin_file(b->plugin), op,
 			     MSB_BACKEND_HAS(b->ops, exec_stream) ? ""
 			     : " (it was built before the operation was appended to the descriptor)",
-			     s->spec.kind, op);
+			     s->spec.kind);
 }
 
 bool msb_sandbox_can_stream(const msb_sandbox *s)
 {
 	const struct msb_backend_v27 *ops = s->slot->backend->ops;
 	return (s->slot->backend->decl.capabilities & MSB_BIT(MSB_CAP_EXEC)) &&
-	       MSB_BACKEND_HAS(ops, exec_stream) && ops->exec_stream;
+	       MSB_BACKEND_OP(ops, exec_stream);
 }
 
 msb_errc msb_sandbox_exec_stream(msb_sandbox *s, const msb_exec_request *req,

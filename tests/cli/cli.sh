@@ -219,6 +219,16 @@ run "$msb" -c "$cfg" --json plugins; expect_status 0 "plugins from config --json
 
 # ---- route -----------------------------------------------------------------------------
 run "$msb" -c "$cfg" route shell; expect_status 0 "route"; expect_out "shell -> inprocess (none)" "route"
+# A spec that streams routes to a plugin with exec_stream; one built before it is refused.
+printf '  live:\n    requires: [exec]\n    streaming: true\n' >"$tmp/live.yaml"
+cat "$cfg" "$tmp/live.yaml" >"$tmp/streaming.yaml"
+run "$msb" -c "$tmp/streaming.yaml" route live; expect_status 0 "route a streaming spec"
+sed "s|plugin: $inproc|plugin: $fixtures/abi27.so|" "$tmp/streaming.yaml" | sed '/^    config:/,/^specs:/{/^specs:/!d}' >"$tmp/streaming_old.yaml"
+if [ -e "$fixtures/abi27.so" ]; then
+	run "$msb" -c "$tmp/streaming_old.yaml" route live; expect_status 1 "route a streaming spec to an ABI-27-first plugin"
+	expect_err "exec_stream operation" "the streaming refusal names the operation"
+	expect_err "abi27.so" "the streaming refusal names the plugin"
+fi
 run "$msb" -c "$cfg" --json route shell; expect_status 0 "route --json"
 expect_out '"backend": "inprocess", "isolation": "none", "selection": "fixed"' "route --json"
 run "$msb" -c "$cfg" route nosuchkind; expect_status 1 "route unknown kind"

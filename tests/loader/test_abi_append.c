@@ -157,6 +157,40 @@ static void test_new_build_streams(void **state)
 	box_close(&b);
 }
 
+/* A spec that says `streaming: true` is refused at route time by the old build, by name. */
+static void test_streaming_spec_refused_at_route_time(void **state)
+{
+	(void)state;
+	box old, now;
+	box_open(&old, MSB_TEST_FIXTURE("abi27"));
+	box_open(&now, MSB_TEST_FIXTURE("good"));
+	msb_spec spec;
+	msb_spec_init(&spec, "live");
+	spec.files_in = spec.files_out = (msb_transfer_limits){ MSB_MIB, 4 * MSB_MIB, 16 };
+	spec.streaming = true;
+	msb_error err = MSB_ERROR_INIT;
+	const msb_backend *chosen = NULL;
+	assert_int_equal(msb_router_ensure_can_serve(old.router, &spec, &chosen, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	const char *m = msb_error_message(&err);
+	assert_non_null(strstr(m, "exec_stream operation"));
+	assert_non_null(strstr(m, "abi27.so"));
+	assert_non_null(strstr(m, "streaming: true"));
+	msb_error_clear(&err);
+	msb_key key = { "s", "t2", "a", "" };
+	msb_sandbox *sb = NULL;
+	assert_int_equal(msb_router_acquire(old.router, &key, &spec, &sb, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	assert_null(sb);
+	msb_error_clear(&err);
+	assert_int_equal(msb_router_ensure_can_serve(now.router, &spec, &chosen, &err), MSB_OK);
+	/* Not asked: the old build serves the same spec as before. */
+	spec.streaming = false;
+	assert_int_equal(msb_router_ensure_can_serve(old.router, &spec, &chosen, &err), MSB_OK);
+	box_close(&old);
+	box_close(&now);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_old_build_serves_as_before),
 		cmocka_unit_test(test_missing_operation_refused_naming_it_and_the_plugin),
 		cmocka_unit_test(test_new_build_streams),
+		cmocka_unit_test(test_streaming_spec_refused_at_route_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

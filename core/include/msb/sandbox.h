@@ -39,7 +39,7 @@ msb_errc msb_sandbox_exec(msb_sandbox *sandbox, const msb_exec_request *req,
  * backend whose plugin lacks the exec_stream operation (one built before it was appended,
  * or one that leaves it NULL) is refused with MSB_E_NOT_IMPLEMENTED naming the operation,
  * the backend and its plugin file. A spec can ask for it at route time instead
- * (`operations: [exec_stream]`, sandbox.yaml(5)).
+ * (`streaming: true`, sandbox.yaml(5)).
  */
 /* Whether exec_stream would reach the backend (exec declared, the operation present). */
 bool msb_sandbox_can_stream(const msb_sandbox *sandbox);

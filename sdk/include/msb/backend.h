@@ -219,6 +219,8 @@ struct msb_backend_v27 {
 /* Whether descriptor `d` (a pointer) is large enough to hold `field`, appended later. */
 #define MSB_BACKEND_HAS(d, field) \
 	((d)->struct_size >= offsetof(struct msb_backend_v27, field) + sizeof((d)->field))
+/* An appended operation of descriptor `d`: the function, or NULL when absent or unset. */
+#define MSB_BACKEND_OP(d, field) (MSB_BACKEND_HAS(d, field) ? (d)->field : NULL)
 
 #if defined(__GNUC__)
 #define MSB_EXPORT __attribute__((visibility("default")))
