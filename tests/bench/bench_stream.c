@@ -147,14 +147,14 @@ static int bench(const char *name)
 	msb_error err = MSB_ERROR_INIT;
 	char tmpl[64];
 	snprintf(tmpl, sizeof tmpl, "/tmp/msb-bench-stream-%s-XXXXXX", name);
-	if (backend_fixture_state(&fx, NULL, tmpl, &err) != MSB_OK)
-		return 1;
-	chmod(fx.state, 0755); /* bwrap binds it as the sandbox's user */
 	char plugin[256];
 	msb_errc rc;
-	if (!strcmp(name, "qemu"))
-		rc = qemu_fixture_open(&fx, fx.state, "", &err);
-	else {
+	if (!strcmp(name, "qemu")) {
+		rc = qemu_fixture_open(&fx, NULL, "", &err); /* its own fresh state dir */
+	} else {
+		if (backend_fixture_state(&fx, NULL, tmpl, &err) != MSB_OK)
+			return 1;
+		chmod(fx.state, 0755); /* bwrap binds it as the sandbox's user */
 		snprintf(plugin, sizeof plugin, MSB_TOP_BUILDDIR "/plugins/%s/.libs/%s.so", name, name);
 		rc = backend_fixture_load(&fx, plugin, &err, "state_dir: %s\nagent: %s\n", fx.state,
 					  BACKEND_FIXTURE_AGENT);
