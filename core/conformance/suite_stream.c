@@ -29,7 +29,12 @@ typedef struct heard {
 	bool late;                /* a chunk after the call returned: never allowed */
 	bool returned;
 	int answer_fd;            /* stdin round trip: "two" is written once "got one" is heard */
+	uint16_t rows, cols;      /* a terminal of this size (0: none) */
+	msb_exec_result res;
+	msb_error error;
 } heard;
+
+#define HEARD_INIT { .answer_fd = -1, .error = MSB_ERROR_INIT }
 
 static void on_output(void *ctx, msb_stream_id stream, const void *data, size_t len)
 {
@@ -54,14 +59,17 @@ static void heard_free(heard *h)
 {
 	msb_buf_free(&h->out);
 	msb_buf_free(&h->err);
+	msb_exec_result_free(&h->res);
+	msb_error_clear(&h->error);
 	if (h->answer_fd >= 0)
 		close(h->answer_fd);
 }
 
 static msb_errc stream_sh(conf_run *run, conf_box *box, const char *script, double timeout,
-			  size_t max_output, const char *const *env, int stdin_fd, heard *h,
-			  msb_exec_result *res, msb_error *err)
+			  size_t max_output, const char *const *env, int stdin_fd, heard *h)
 {
+	msb_exec_result *res = &h->res;
+	msb_error *err = &h->error;
 	const char *argv[] = { "sh", "-c", script, NULL };
 	msb_exec_request req = { .argv = argv, .working_directory = run->work_dir,
 				 .timeout = timeout, .max_output = max_output };
@@ -70,6 +78,8 @@ static msb_errc stream_sh(conf_run *run, conf_box *box, const char *script, doub
 	st.stdin_fd = stdin_fd;
 	st.ctx = h;
 	st.on_output = on_output;
+	st.rows = h->rows;
+	st.cols = h->cols;
 	memset(res, 0, sizeof(*res));
 	msb_errc rc = run->ops->exec_stream(box->handle, &req, &st, res, err);
 	h->returned = true;
@@ -113,11 +123,9 @@ static void case_chunk_order(conf_run *run)
 	if (!box)
 		return;
 	/* The pauses make each write its own chunk however loaded the machine is. */
-	heard h = { .answer_fd = -1 };
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
+	heard h = HEARD_INIT;
 	if (stream_sh(run, box, "printf a; sleep 0.4; printf b >&2; sleep 0.4; printf c; sleep 0.4; "
-		      "printf d >&2", CALL_TIMEOUT, 0, NULL, -1, &h, &res, &err) == MSB_OK) {
+		      "printf d >&2", CALL_TIMEOUT, 0, NULL, -1, &h) == MSB_OK) {
 		/* Consecutive chunks of one stream are one write split by the transport: merged. */
 		char seq[8] = "";
 		size_t k = 0;
@@ -130,12 +138,10 @@ static void case_chunk_order(conf_run *run)
 				  "the streams alternated as \"%s\"", seq);
 		expect_text(run, "stdout", &h.out, "ac");
 		expect_text(run, "stderr", &h.err, "bd");
-		if (res.out.len || res.err.len)
+		if (h.res.out.len || h.res.err.len)
 			conf_fail(run, "the result's out and err empty (everything went to the callback)",
-				  "%zu and %zu bytes in the result", res.out.len, res.err.len);
+				  "%zu and %zu bytes in the result", h.res.out.len, h.res.err.len);
 	}
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 
@@ -144,11 +150,9 @@ static void case_streams_separate(conf_run *run)
 	conf_box *box = stream_box(run);
 	if (!box)
 		return;
-	heard h = { .answer_fd = -1 };
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
+	heard h = HEARD_INIT;
 	if (stream_sh(run, box, "i=0; while [ $i -lt 200 ]; do printf 'o%d.' $i; printf 'e%d.' $i >&2; "
-		      "i=$((i+1)); done", CALL_TIMEOUT, 0, NULL, -1, &h, &res, &err) == MSB_OK) {
+		      "i=$((i+1)); done", CALL_TIMEOUT, 0, NULL, -1, &h) == MSB_OK) {
 		char want_o[2048] = "", want_e[2048] = "";
 		for (int i = 0; i < 200; i++) {
 			char b[16];
@@ -160,8 +164,6 @@ static void case_streams_separate(conf_run *run)
 		expect_text(run, "stdout", &h.out, want_o);
 		expect_text(run, "stderr", &h.err, want_e);
 	}
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 
@@ -170,11 +172,8 @@ static void case_seen_before_it_ends(conf_run *run)
 	conf_box *box = stream_box(run);
 	if (!box)
 		return;
-	heard h = { .answer_fd = -1 };
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
-	if (stream_sh(run, box, "printf first; sleep 3; printf second", CALL_TIMEOUT, 0, NULL, -1, &h,
-		      &res, &err) == MSB_OK) {
+	heard h = HEARD_INIT;
+	if (stream_sh(run, box, "printf first; sleep 3; printf second", CALL_TIMEOUT, 0, NULL, -1, &h) == MSB_OK) {
 		double ahead = conf_now() - h.first;
 		expect_text(run, "stdout", &h.out, "firstsecond");
 		/* The program still had its 3 s sleep ahead when "first" was heard. */
@@ -182,8 +181,6 @@ static void case_seen_before_it_ends(conf_run *run)
 			conf_fail(run, "the first chunk heard at least 2 s before the call returned",
 				  "it came %.3f s before", ahead);
 	}
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 
@@ -200,19 +197,16 @@ static void case_stdin_round_trip(conf_run *run)
 	ssize_t w = write(p[1], "one\n", 4);
 	(void)w;
 	/* "two" exists only once the program answered "one": it must be fed while it runs. */
-	heard h = { .answer_fd = p[1] };
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
+	heard h = HEARD_INIT;
+	h.answer_fd = p[1];
 	if (stream_sh(run, box, "read a; echo \"got $a\"; read b; echo \"got $b\"; cat", CALL_TIMEOUT, 0,
-		      NULL, p[0], &h, &res, &err) == MSB_OK) {
+		      NULL, p[0], &h) == MSB_OK) {
 		expect_text(run, "stdout", &h.out, "got one\ngot two\n");
-		if (!conf_decided(run) && (res.timed_out || res.exit_code != 0))
-			conf_fail(run, "exit status 0 once stdin ended", "exit status %d%s", res.exit_code,
-				  res.timed_out ? " (timed out)" : "");
+		if (!conf_decided(run) && (h.res.timed_out || h.res.exit_code != 0))
+			conf_fail(run, "exit status 0 once stdin ended", "exit status %d%s", h.res.exit_code,
+				  h.res.timed_out ? " (timed out)" : "");
 	}
 	close(p[0]);
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 
@@ -221,20 +215,16 @@ static void case_cap_while_streaming(conf_run *run)
 	conf_box *box = stream_box(run);
 	if (!box)
 		return;
-	heard h = { .answer_fd = -1 };
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
+	heard h = HEARD_INIT;
 	if (stream_sh(run, box, "head -c 300000 /dev/zero; printf tiny >&2", CALL_TIMEOUT, 1000, NULL, -1,
-		      &h, &res, &err) == MSB_OK) {
-		if (h.out.len != 1000 || !res.out_truncated)
+		      &h) == MSB_OK) {
+		if (h.out.len != 1000 || !h.res.out_truncated)
 			conf_fail(run, "exactly the 1000-byte cap of stdout delivered, out_truncated set",
-				  "%zu bytes delivered, out_truncated=%d", h.out.len, res.out_truncated);
+				  "%zu bytes delivered, out_truncated=%d", h.out.len, h.res.out_truncated);
 		expect_text(run, "stderr", &h.err, "tiny");
-		if (!conf_decided(run) && res.err_truncated)
+		if (!conf_decided(run) && h.res.err_truncated)
 			conf_fail(run, "err_truncated clear for 4 bytes", "err_truncated set");
 	}
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 
@@ -247,14 +237,9 @@ static void case_environment(conf_run *run)
 	conf_unique(run, "env", nonce, sizeof(nonce));
 	snprintf(entry, sizeof entry, "MSB_KIT_VALUE=%s $(x) '", nonce);
 	const char *const env[] = { entry, NULL };
-	heard h = { .answer_fd = -1 };
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
-	if (stream_sh(run, box, "printf %s \"$MSB_KIT_VALUE\"", CALL_TIMEOUT, 0, env, -1, &h, &res,
-		      &err) == MSB_OK)
+	heard h = HEARD_INIT;
+	if (stream_sh(run, box, "printf %s \"$MSB_KIT_VALUE\"", CALL_TIMEOUT, 0, env, -1, &h) == MSB_OK)
 		expect_text(run, "the per-exec variable, verbatim, on stdout", &h.out, entry + 14);
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 
@@ -263,20 +248,15 @@ static void case_timeout_keeps_output(conf_run *run)
 	conf_box *box = stream_box(run);
 	if (!box)
 		return;
-	heard h = { .answer_fd = -1 };
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
+	heard h = HEARD_INIT;
 	double t0 = conf_now();
-	if (stream_sh(run, box, "printf early; printf warn >&2; sleep 60", 2.0, 0, NULL, -1, &h, &res,
-		      &err) == MSB_OK) {
-		if (!res.timed_out)
+	if (stream_sh(run, box, "printf early; printf warn >&2; sleep 60", 2.0, 0, NULL, -1, &h) == MSB_OK) {
+		if (!h.res.timed_out)
 			conf_fail(run, "timed_out set after the 2 s deadline", "timed_out clear after %.1f s",
 				  conf_now() - t0);
 		expect_text(run, "stdout before the deadline", &h.out, "early");
 		expect_text(run, "stderr before the deadline", &h.err, "warn");
 	}
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 
@@ -285,32 +265,17 @@ static void case_terminal_size(conf_run *run)
 	conf_box *box = stream_box(run);
 	if (!box)
 		return;
-	const char *argv[] = { "sh", "-c", "stty size; test -t 0 && test -t 1 && test -t 2 && echo all-tty",
-			       NULL };
-	msb_exec_request req = { .argv = argv, .working_directory = run->work_dir,
-				 .timeout = CALL_TIMEOUT };
-	heard h = { .answer_fd = -1 };
-	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
-	st.ctx = &h;
-	st.on_output = on_output;
-	st.rows = 37;
-	st.cols = 101;
-	msb_exec_result res;
-	memset(&res, 0, sizeof res);
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = run->ops->exec_stream(box->handle, &req, &st, &res, &err);
-	h.returned = true;
-	if (rc != MSB_OK) {
-		conf_fail_call(run, "exec_stream under a 37x101 terminal", &err);
-	} else {
+	heard h = HEARD_INIT;
+	h.rows = 37;
+	h.cols = 101;
+	if (stream_sh(run, box, "stty size; test -t 0 && test -t 1 && test -t 2 && echo all-tty",
+		      CALL_TIMEOUT, 0, NULL, -1, &h) == MSB_OK) {
 		/* A terminal writes "\r\n" for a line end (onlcr). */
 		expect_text(run, "stty size and the tty tests under a 37x101 terminal", &h.out,
 			    "37 101\r\nall-tty\r\n");
 		if (!conf_decided(run) && h.err.len)
 			conf_fail(run, "nothing on stderr (one terminal)", "%zu bytes on stderr", h.err.len);
 	}
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
 	heard_free(&h);
 }
 

@@ -47,6 +47,11 @@ msb_errc agent_command_start(char *const *argv, char *const *env, const char *cw
 			     pid_t *pid, int fds[3], msb_error *err);
 /* A request's timeout and per-stream cap, the agent's defaults filled in, the cap clamped. */
 void agent_run_bounds(const msb_agent_request *req, uint64_t *timeout_ms, uint64_t *max_output);
+/*
+ * A pidfd for `pid` (readable once it exits), so one poll() waits for output and the exit
+ * together; -1 where the kernel has no pidfd_open (the caller then asks every ms).
+ */
+int agent_open_pidfd(pid_t pid);
 /* EXIT_CODE, SIGNAL and FLAGS of a wait status, appended to `reply`. */
 msb_errc agent_put_status(msb_buf *reply, int status, uint32_t flags, msb_error *err);
 /*

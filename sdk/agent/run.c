@@ -246,7 +246,7 @@ static void feed(int *fd, const unsigned char *data, size_t len, size_t *off)
  * room, the exit and the deadline together. Where the kernel has no pidfd_open (older
  * kernels, some sandboxing kernels) the loop falls back to polling the exit every ms.
  */
-static int open_pidfd(pid_t pid)
+int agent_open_pidfd(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -264,7 +264,7 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 	int64_t drain_until = 0;
 	size_t in_off = 0;
 	bool exited = false;
-	int pidfd = open_pidfd(pid);
+	int pidfd = agent_open_pidfd(pid);
 	if (in_fd >= 0 && rs->stdin_len == 0) {
 		close(in_fd);
 		in_fd = -1;

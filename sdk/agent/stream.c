@@ -232,16 +232,6 @@ static void read_host(sx *s)
 	feed_stdin(s);
 }
 
-static int open_pidfd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	(void)pid;
-	return -1;
-#endif
-}
-
 static void kill_tree(pid_t pid)
 {
 	kill(-pid, SIGKILL);
@@ -254,7 +244,7 @@ static void supervise(sx *s, pid_t pid, uint64_t timeout_ms, int *status, bool *
 	int64_t deadline = msb_agent_now_ms() + (int64_t)timeout_ms;
 	int64_t drain_until = 0, flush_until = 0;
 	bool exited = false, over = false;
-	int pidfd = open_pidfd(pid);
+	int pidfd = agent_open_pidfd(pid);
 	feed_stdin(s);
 	for (;;) {
 		if (!exited && waitpid(pid, status, WNOHANG) == pid) {

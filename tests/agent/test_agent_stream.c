@@ -68,17 +68,7 @@ static msb_errc stream_argv(msb_agent_client *client, const char *const *argv, d
 static int setup(void **state)
 {
 	static const char *const extra[] = { "--timeout", "20", NULL };
-	ctx *c = calloc(1, sizeof *c);
-	fixture_start(&c->fx, "--fd", extra);
-	msb_error err = MSB_ERROR_INIT;
-	int fd = c->fx.fd;
-	c->fx.fd = -1;
-	if (msb_agent_client_open_fds(fd, fd, 10, &c->client, &err) != MSB_OK) {
-		fprintf(stderr, "open: %s\n", msb_error_message(&err));
-		return -1;
-	}
-	*state = c;
-	return 0;
+	return agent_session_setup_fd(state, extra);
 }
 
 static void check_order(msb_agent_client *client)
