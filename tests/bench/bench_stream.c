@@ -141,6 +141,14 @@ static double bulk_s(backend_fixture *fx, msb_sandbox_handle *h, bool streamed)
 	return rc == MSB_OK && got == CHUNK ? s : -1;
 }
 
+static void remove_state(const char *state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", state);
+	if (state[0] && system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", state);
+}
+
 static int bench(const char *name)
 {
 	backend_fixture fx;
@@ -169,6 +177,7 @@ static int bench(const char *name)
 		printf("%-8s skipped: %s\n", name, msb_error_message(&err));
 		msb_error_clear(&err);
 		backend_fixture_close(&fx);
+		remove_state(fx.state);
 		return 0;
 	}
 	double floor_ms = local_floor_ms(), rtt = stream_rtt_ms(&fx, h);
@@ -198,10 +207,7 @@ static int bench(const char *name)
 	fx.ops->dispose(fx.self, &key, &failure);
 	msb_disposal_failure_free(&failure);
 	backend_fixture_close(&fx);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.state);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", fx.state);
+	remove_state(fx.state);
 	return 0;
 }
 
