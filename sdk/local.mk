@@ -5,6 +5,7 @@ sdk_libmsb_sdk_la_SOURCES = \
 	sdk/lib/error.c \
 	sdk/lib/vocab.c \
 	sdk/lib/buf.c \
+	sdk/lib/env.c \
 	sdk/lib/disposal.c \
 	sdk/lib/spec.c \
 	sdk/lib/node.c \
@@ -24,6 +25,7 @@ msbinclude_HEADERS += \
 	sdk/include/msb/types.h \
 	sdk/include/msb/node.h \
 	sdk/include/msb/backend.h \
+	sdk/include/msb/stream.h \
 	sdk/include/msb/image.h \
 	sdk/include/msb/spawn.h \
 	sdk/include/msb/netns.h \

@@ -146,4 +146,22 @@ int msb_cli_result(const msb_exec_result *res, double timeout);
  */
 int msb_cli_timeout_option(const char *arg, double *timeout);
 
+/*
+ * exec, streamed to msb's stdout and stderr as the guest writes (or as JSON lines with
+ * --json, one per chunk; the result is then printed by msb_cli_result), msb's stdin
+ * forwarded as it arrives when `forward_stdin`.
+ */
+msb_errc msb_cli_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,
+			     bool forward_stdin, bool tty, msb_exec_result *res, msb_error *err);
+
+/*
+ * exec -t (cli_terminal.c): make the host terminal raw (when stdin is one), restored on
+ * return, at exit and on every fatal signal; returns the fd that becomes readable when the
+ * window's size changes (-1 when none could be made).
+ */
+int msb_cli_terminal_raw(void);
+void msb_cli_terminal_restore(void);
+/* The window's size (24x80 when msb is not on a terminal), for msb_exec_stream.get_size. */
+void msb_cli_terminal_size(void *ctx, uint16_t *rows, uint16_t *cols);
+
 #endif

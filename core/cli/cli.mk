@@ -11,6 +11,8 @@ core_cli_msb_SOURCES = \
 	core/cli/cli_session.c \
 	core/cli/cli_result.c \
 	core/cli/cli_input.c \
+	core/cli/cli_stream.c \
+	core/cli/cli_terminal.c \
 	core/cli/cmd_check.c \
 	core/cli/cmd_plugins.c \
 	core/cli/cmd_route.c \

@@ -28,7 +28,7 @@ static const char usage[] =
 	"                       [--case-timeout DURATION] [-v]\n\n"
 	"Load PLUGIN (a path, or a name looked up like sandbox.yaml's `plugin:`) through the\n"
 	"loader, open it with the YAML file NODE.yaml as its `config:` node, acquire real sandboxes\n"
-	"from it and run the conformance suites: exec, run_code, files, egress, scope, disposal.\n"
+	"from it and run the conformance suites: exec, run_code, files, egress, scope, disposal, stream.\n"
 	"A suite or case for something the plugin does not declare is reported not applicable,\n"
 	"never passed. --suite (repeatable, or comma-separated) runs only the suites named.\n"
 	"-v prints each verdict on stderr as it is decided. The kit runs in a child process: a\n"

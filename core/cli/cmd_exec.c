@@ -11,27 +11,35 @@
 
 static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
-	"                [--workdir DIR] [--stdin] [--json] -- ARGV…\n\n"
+	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [--json] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
 	"stdout and stderr through. --stdin forwards msb's standard input to the command, up to\n"
-	"the spec's files_in.max_bytes_per_file (refused past it).\n"
+	"the spec's files_in.max_bytes_per_file (refused past it) unless streamed.\n"
+	"Output is streamed as it is produced when stdout is a terminal (or with --stream;\n"
+	"with --json: one JSON line per chunk, then the result); --no-stream waits for the end.\n"
+	"-i forwards stdin as it is typed (streamed); -t runs ARGV under a terminal in the guest,\n"
+	"sized as this one, with this terminal raw meanwhile: `msb exec -it KIND … -- sh`.\n"
 	"Exit status: the command's own; 124 when it timed out; 125 when msb failed (refused,\n"
 	"or the sandbox could not run it), with the error line saying why.\n";
 
 int msb_cmd_exec(int argc, char **argv)
 {
-	enum { OPT_TIMEOUT = 0x2000, OPT_STDIN, OPT_WORKDIR };
+	enum { OPT_TIMEOUT = 0x2000, OPT_STDIN, OPT_WORKDIR, OPT_STREAM, OPT_NO_STREAM };
 	static const struct option longopts[] = {
 		MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
-		{ "stdin", no_argument, NULL, OPT_STDIN }, { 0 }
+		{ "stdin", no_argument, NULL, OPT_STDIN },
+		{ "stream", no_argument, NULL, OPT_STREAM },
+		{ "no-stream", no_argument, NULL, OPT_NO_STREAM }, { 0 }
 	};
 	msb_cli_key key = { 0 };
 	msb_exec_request req = { 0 };
 	bool forward_stdin = false;
+	int stream = -1; /* -1: when stdout is a terminal and the backend can */
 	msb_error err = MSB_ERROR_INIT;
-	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
+	bool tty = false;
+	for (int c; (c = getopt_long(argc, argv, "c:hit", longopts, NULL)) != -1;) {
 		if (msb_cli_key_option(&key, c, optarg))
 			continue;
 		if (c == OPT_TIMEOUT) {
@@ -42,12 +50,23 @@ int msb_cmd_exec(int argc, char **argv)
 			req.working_directory = optarg;
 		} else if (c == OPT_STDIN) {
 			forward_stdin = true;
+		} else if (c == OPT_STREAM || c == OPT_NO_STREAM) {
+			stream = c == OPT_STREAM;
+		} else if (c == 'i') {
+			forward_stdin = true;
+			stream = 1;
+		} else if (c == 't') {
+			tty = true;
+			stream = 1;
 		} else if (msb_cli_common_option(c, usage) != 1) {
 			return msb_cli_usage_error("unknown option");
 		}
 	}
 	if (argc - optind < 2)
 		return msb_cli_usage_error("needs KIND and, after --, the command to run");
+	if (tty && stream == 0)
+		return msb_cli_usage_error("-t runs under a terminal, which only a streamed exec has: "
+					   "drop --no-stream");
 	const char *kind = argv[optind];
 	int status = msb_cli_key_check(&key);
 	if (status)
@@ -60,14 +79,25 @@ int msb_cmd_exec(int argc, char **argv)
 	if (msb_cli_session_open(&s, kind, &key, &err) != MSB_OK) {
 		status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 	} else {
-		/* Read once the cap is known (the spec's files_in), and only up to it. */
-		msb_errc rc = forward_stdin ? msb_cli_read_bounded(STDIN_FILENO, "standard input",
-								   s.spec->files_in.max_bytes_per_file,
-								   &input, &err)
-					    : MSB_OK;
-		req.stdin_data = forward_stdin ? (input.data ? input.data : (const unsigned char *)"") : NULL;
-		req.stdin_len = input.len;
-		if (rc != MSB_OK || msb_sandbox_exec(s.sandbox, &req, &res, &err) != MSB_OK)
+		/*
+		 * Streaming by default only where a person watches and the backend can; asked
+		 * for (--stream), a backend without the operation is refused, never downgraded.
+		 */
+		bool streamed = stream == 1 ||
+				(stream < 0 && isatty(STDOUT_FILENO) && msb_sandbox_can_stream(s.sandbox));
+		msb_errc rc = MSB_OK;
+		/* Unstreamed, stdin is read whole first: once the cap is known (the spec's
+		 * files_in), and only up to it. Streamed, it goes as it comes and is never held. */
+		if (!streamed && forward_stdin &&
+		    (rc = msb_cli_read_bounded(STDIN_FILENO, "standard input",
+					       s.spec->files_in.max_bytes_per_file, &input, &err)) == MSB_OK) {
+			req.stdin_data = input.data ? input.data : (const unsigned char *)"";
+			req.stdin_len = input.len;
+		}
+		if (rc == MSB_OK)
+			rc = streamed ? msb_cli_exec_stream(s.sandbox, &req, forward_stdin, tty, &res, &err)
+				      : msb_sandbox_exec(s.sandbox, &req, &res, &err);
+		if (rc != MSB_OK)
 			status = msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 		else
 			status = msb_cli_result(&res, req.timeout);

@@ -15,7 +15,8 @@ core_conformance_libmsb_conformance_la_SOURCES = \
 	core/conformance/suite_files.c \
 	core/conformance/suite_egress.c \
 	core/conformance/suite_scope.c \
-	core/conformance/suite_disposal.c
+	core/conformance/suite_disposal.c \
+	core/conformance/suite_stream.c
 core_conformance_libmsb_conformance_la_LIBADD = core/libmsb.la sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 core_conformance_libmsb_conformance_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(SAN_CFLAGS)
 msbinclude_HEADERS += core/include/msb/conformance.h

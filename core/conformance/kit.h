@@ -139,6 +139,7 @@ void conf_path(const conf_run *run, const char *rel, char *buf, size_t size);
 
 /* ---- the suites -------------------------------------------------------------------- */
 extern const conf_suite conf_suite_exec;
+extern const conf_suite conf_suite_stream;
 extern const conf_suite conf_suite_run_code;
 extern const conf_suite conf_suite_files;
 extern const conf_suite conf_suite_egress;

@@ -16,7 +16,7 @@
 static const char *const spec_keys[] = {
 	"image", "egress", "egress_allow", "work_dir", "requires", "min_isolation", "isolation_scope",
 	"requires_os_family", "files_in", "files_out", "declared_outputs",
-	"outputs_named_at_call_time", "labels", "identities", NULL
+	"outputs_named_at_call_time", "labels", "identities", "streaming", NULL
 };
 
 /*
@@ -131,6 +131,8 @@ static msb_errc read_fields(msb_config *cfg, const msb_node *n, msb_spec *spec, 
 	if (rc == MSB_OK && (v = msb_node_get(n, "isolation_scope")) &&
 	    (rc = msb_config_word(v, MSB_AXIS_SCOPE, &word, err)) == MSB_OK)
 		spec->isolation_scope = (msb_scope)word;
+	if (rc == MSB_OK && (v = msb_node_get(n, "streaming")))
+		rc = msb_config_bool(v, &spec->streaming, err);
 	if (rc == MSB_OK && (v = msb_node_get(n, "requires_os_family")))
 		rc = msb_config_word(v, MSB_AXIS_OS_FAMILY, &spec->requires_os_family, err);
 	if (rc == MSB_OK && (v = msb_node_get(n, "files_in")))

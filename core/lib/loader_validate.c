@@ -44,13 +44,18 @@ static msb_errc check_header(const msb_plugin *p, const struct msb_backend_v27 *
 				     "speaks %u; rebuild it against this host's SDK",
 				     p->file, MSB_BACKEND_SYMBOL, (unsigned)d->abi_version,
 				     (unsigned)MSB_ABI_VERSION);
-	if (d->struct_size < sizeof(struct msb_backend_v27))
+	/*
+	 * Smaller than ABI 27's first descriptor: a field every host reads lies past its end.
+	 * Between that and this host's size is a plugin built before operations were appended:
+	 * it loads, and each appended operation is read only where struct_size covers it.
+	 */
+	if (d->struct_size < MSB_BACKEND_V27_BASE_SIZE)
 		return msb_error_set(err, NOT_PERMITTED,
-				     "plugin %s: %s.struct_size is %u bytes, this host's "
-				     "descriptor is %zu bytes: it was built against another SDK "
+				     "plugin %s: %s.struct_size is %u bytes, ABI 27's "
+				     "descriptor is at least %zu bytes: it was built against another SDK "
 				     "and its later fields would be read past its end; rebuild it",
 				     p->file, MSB_BACKEND_SYMBOL, (unsigned)d->struct_size,
-				     sizeof(struct msb_backend_v27));
+				     (size_t)MSB_BACKEND_V27_BASE_SIZE);
 	return MSB_OK;
 }
 

@@ -118,6 +118,27 @@ static msb_errc check_capabilities(const msb_backend *b, const msb_spec *spec, m
 			     set_words(MSB_AXIS_CAPABILITY, b->decl.capabilities, have, sizeof have, "nothing"));
 }
 
+/*
+ * A spec that streams needs the exec_stream operation, appended to the descriptor after
+ * ABI 27 first shipped: a plugin built before it (struct_size too small) or leaving it NULL
+ * cannot serve it, and is refused here rather than at the first streamed call.
+ */
+static msb_errc check_streaming(const msb_backend *b, const msb_spec *spec, msb_error *err)
+{
+	if (!spec->streaming || MSB_BACKEND_OP(b->ops, exec_stream))
+		return MSB_OK;
+	if (!err)
+		return MSB_E_CAPABILITY_NOT_SUPPORTED;
+	return msb_error_set(err, MSB_E_CAPABILITY_NOT_SUPPORTED,
+			     "sandbox backend '%s' (plugin %s) does not implement the exec_stream "
+			     "operation, which the '%s' workload asks for (streaming: true)%s",
+			     b->name, msb_plugin_file(b->plugin), spec->kind,
+			     MSB_BACKEND_HAS(b->ops, exec_stream)
+				     ? ""
+				     : ": the plugin was built before the operation was appended to "
+				       "the descriptor");
+}
+
 static msb_errc check_os_family(const msb_backend *b, const msb_spec *spec, msb_error *err)
 {
 	/* An unstated os_families is the absence of an answer: it refuses only a spec that asks. */
@@ -224,6 +245,7 @@ msb_errc router_check_backend(const msb_router *r, const msb_backend *b, const m
 {
 	msb_errc rc;
 	if ((rc = check_floor(r, b, spec, err)) || (rc = check_capabilities(b, spec, err)) ||
+	    (rc = check_streaming(b, spec, err)) ||
 	    (rc = check_os_family(b, spec, err)) || (rc = check_limits(b, spec, err)) ||
 	    (rc = check_egress(b, spec, err)) || (rc = check_scope(r, b, spec, err)))
 		return rc;
@@ -265,7 +287,7 @@ static msb_errc refuse_per_spec(const msb_router *r, const msb_spec *spec, msb_e
 }
 
 /*
- * The same six checks as router_check_backend, as one predicate with the spec's floor and
+ * The same checks as router_check_backend, as one predicate with the spec's floor and
  * scope computed once: this is what per_spec runs against every registered backend before
  * the one that serves, so it stays a handful of compares and never formats.
  */
@@ -278,7 +300,8 @@ static inline bool passes(const msb_backend *b, const msb_spec *spec, msb_isolat
 		(d->os_families & MSB_BIT(spec->requires_os_family))) &&
 	       msb_transfer_limits_within(&spec->files_in, &d->limits.files_in) &&
 	       msb_transfer_limits_within(&spec->files_out, &d->limits.files_out) &&
-	       (d->egress_modes & MSB_BIT(spec->egress)) && (d->isolation_scopes & scope_bit);
+	       (d->egress_modes & MSB_BIT(spec->egress)) && (d->isolation_scopes & scope_bit) &&
+	       (!spec->streaming || MSB_BACKEND_OP(b->ops, exec_stream));
 }
 
 msb_errc router_route(const msb_router *r, const msb_spec *spec, const msb_backend **chosen,

@@ -121,6 +121,60 @@ msb_errc msb_sandbox_exec(msb_sandbox *s, const msb_exec_request *req, msb_exec_
 	return rc;
 }
 
+/*
+ * An appended operation exists only where the plugin's descriptor is large enough to hold
+ * it (a plugin built before it was appended has a smaller struct_size: the field would be
+ * read past its end) and is set. The refusal names what a host needs to pick another
+ * backend: the operation, the backend and the file it came from.
+ */
+static msb_errc refuse_missing_op(const msb_sandbox *s, const char *op, msb_error *err)
+{
+	const msb_backend *b = s->slot->backend;
+	return msb_error_set(err, MSB_E_NOT_IMPLEMENTED,
+			     "%s refused: sandbox backend '%s' (plugin %s) does not implement the "
+			     "%s operation%s; say `streaming: true` in the '%s' spec so the router "
+			     "routes it to a backend that serves it",
+			     op, b->name, msb_plugin_file(b->plugin), op,
+			     MSB_BACKEND_HAS(b->ops, exec_stream) ? ""
+			     : " (it was built before the operation was appended to the descriptor)",
+			     s->spec.kind);
+}
+
+bool msb_sandbox_can_stream(const msb_sandbox *s)
+{
+	const struct msb_backend_v27 *ops = s->slot->backend->ops;
+	return (s->slot->backend->decl.capabilities & MSB_BIT(MSB_CAP_EXEC)) &&
+	       MSB_BACKEND_OP(ops, exec_stream);
+}
+
+msb_errc msb_sandbox_exec_stream(msb_sandbox *s, const msb_exec_request *req,
+				 const msb_exec_stream *stream, msb_exec_result *res,
+				 msb_error *err)
+{
+	msb_errc rc = gate(s, MSB_CAP_EXEC, "exec_stream", err);
+	if (rc)
+		return rc;
+	const struct msb_backend_v27 *ops = s->slot->backend->ops;
+	if (!msb_sandbox_can_stream(s))
+		return refuse_missing_op(s, "exec_stream", err);
+	if (!stream || stream->struct_size < sizeof(msb_exec_stream) || !stream->on_output)
+		return msb_error_set(err, MSB_E_VALUE,
+				     "exec_stream refused: the stream table is missing, has no "
+				     "on_output, or its struct_size predates msb_exec_stream; "
+				     "initialise it with MSB_EXEC_STREAM_INIT");
+	for (const char *const *e = stream->env; e && *e; e++) {
+		const char *why;
+		if (!msb_env_entry_valid(*e, &why))
+			return msb_error_set(err, MSB_E_VALUE,
+					     "exec_stream refused: environment entry '%.64s' %s",
+					     *e, why);
+	}
+	msb_exec_request r = *req;
+	r.working_directory = wd(s, req->working_directory);
+	memset(res, 0, sizeof *res);
+	return ops->exec_stream(s->slot->handle, &r, stream, res, err);
+}
+
 msb_errc msb_sandbox_run_code(msb_sandbox *s, const char *code, double timeout,
 			      msb_exec_result *res, msb_error *err)
 {

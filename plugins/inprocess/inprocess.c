@@ -360,6 +360,7 @@ MSB_BACKEND_DEFINE(
 	.list_dir = inproc_list_dir,
 	.remove = inproc_remove,
 	.reclaim = inproc_reclaim,
+	.exec_stream = inproc_exec_stream,
 );
 
 /* ---- test hooks (msb_inprocess.h) ------------------------------------------------ */

@@ -78,6 +78,8 @@ void inproc_config_free(struct msb_backend_instance *self);
 
 msb_errc inproc_exec(msb_sandbox_handle *h, const msb_exec_request *req, msb_exec_result *res,
 		     msb_error *err);
+msb_errc inproc_exec_stream(msb_sandbox_handle *h, const msb_exec_request *req,
+			    const msb_exec_stream *stream, msb_exec_result *res, msb_error *err);
 msb_errc inproc_run_code(msb_sandbox_handle *h, const char *code, double timeout,
 			 msb_exec_result *res, msb_error *err);
 msb_errc inproc_write_file(msb_sandbox_handle *h, const char *path, const void *data, size_t len,

@@ -84,3 +84,23 @@ msb_errc inproc_run_code(msb_sandbox_handle *h, const char *code, double timeout
 	pthread_mutex_unlock(&self->lock);
 	return rc;
 }
+
+/*
+ * The streamed exec of a fake that evaluates nothing: the scripted answer, capped and
+ * flagged exactly as exec's, delivered as one stdout chunk then one stderr chunk. stdin_fd
+ * is never read (nothing would consume it) and the environment changes nothing.
+ */
+msb_errc inproc_exec_stream(msb_sandbox_handle *h, const msb_exec_request *req,
+			    const msb_exec_stream *stream, msb_exec_result *res, msb_error *err)
+{
+	msb_errc rc = inproc_exec(h, req, res, err);
+	if (rc != MSB_OK)
+		return rc;
+	if (res->out.len)
+		stream->on_output(stream->ctx, MSB_STREAM_STDOUT, res->out.data, res->out.len);
+	if (res->err.len)
+		stream->on_output(stream->ctx, MSB_STREAM_STDERR, res->err.data, res->err.len);
+	msb_buf_free(&res->out);
+	msb_buf_free(&res->err);
+	return MSB_OK;
+}

@@ -5,7 +5,9 @@
  *
  * One request per port at a time: read a client's whole frame, write it to a free port (each
  * port has its own agent in the guest), and when that port's reply arrives, hand it back. A
- * slow exec holds one port; the other ports keep serving. A client that sends a frame of another protocol version
+ * streamed exec is one exchange of several frames: the port's OUTPUT frames go to its client
+ * as they come and the client's INPUT frames to its port, until the frame with the reply
+ * bit frees the port. A slow exec holds one port; the other ports keep serving. A client that sends a frame of another protocol version
  * is answered here with the agent's own refusal shape (ERRC, MESSAGE, VERSION) and dropped,
  * so a refused peer never makes the guest drop the stream everyone shares.
  */
@@ -137,8 +139,8 @@ static bool greeted(int rfd)
 static void refuse_version(int client, uint16_t type, uint32_t id)
 {
 	static const char text[] = "agent protocol: a peer speaking another version refused by "
-				   "the msb qemu relay, which speaks version 1";
-	_Static_assert(MSB_AGENT_PROTOCOL_VERSION == 1, "update the refusal's sentence");
+				   "the msb qemu relay, which speaks version 2";
+	_Static_assert(MSB_AGENT_PROTOCOL_VERSION == 2, "update the refusal's sentence");
 	unsigned char u[4];
 	put_le(u, MSB_E_PROTOCOL, 4);
 	size_t end = field(MSB_AGENT_HEADER_SIZE, MSB_TAG_ERRC, u, 4);
@@ -150,26 +152,50 @@ static void refuse_version(int client, uint16_t type, uint32_t id)
 }
 
 /*
- * Read one request from `client` and hand it to the port `port_fd`. Returns false when the
- * client is done (closed, broke framing, stalled, or was refused); exits when the guest's
- * stream broke.
+ * Read one frame from `client` into `frame`; its size, or 0 when the client is done (closed,
+ * broke framing, stalled, or was refused).
  */
-static bool send_request(int client, int port_fd)
+static size_t read_client_frame(int client)
 {
 	if (!read_all(client, frame, MSB_AGENT_HEADER_SIZE, CLIENT_STALL_MS))
-		return false;
+		return 0;
 	uint64_t len = get_le(frame + 12, 4);
 	if (get_le(frame, 4) != MSB_AGENT_MAGIC || len > MSB_AGENT_MAX_PAYLOAD)
-		return false;
+		return 0;
 	if (get_le(frame + 4, 2) != MSB_AGENT_PROTOCOL_VERSION) {
 		refuse_version(client, (uint16_t)get_le(frame + 6, 2), (uint32_t)get_le(frame + 8, 4));
-		return false;
+		return 0;
 	}
 	if (!read_all(client, frame + MSB_AGENT_HEADER_SIZE, (size_t)len, CLIENT_STALL_MS))
-		return false;
-	if (!write_all(port_fd, frame, MSB_AGENT_HEADER_SIZE + (size_t)len))
+		return 0;
+	return MSB_AGENT_HEADER_SIZE + (size_t)len;
+}
+
+static uint16_t frame_type(void)
+{
+	return (uint16_t)get_le(frame + 6, 2);
+}
+
+static uint32_t frame_id(void)
+{
+	return (uint32_t)get_le(frame + 8, 4);
+}
+
+/* Hand `len` bytes of `frame` to a port; the guest's stream broken is the relay's end. */
+static void to_port(int port_fd, size_t len)
+{
+	if (!write_all(port_fd, frame, len))
 		_exit(0);
-	return true;
+}
+
+/* The INPUT that ends a streamed exec's stdin, for a client that went away during it. */
+static void stdin_eof_to_port(int port_fd, uint32_t id)
+{
+	unsigned char one[4];
+	put_le(one, 1, 4);
+	size_t end = field(MSB_AGENT_HEADER_SIZE, MSB_TAG_EOF, one, 4);
+	header(MSB_AGENT_INPUT, id, end - MSB_AGENT_HEADER_SIZE);
+	to_port(port_fd, end);
 }
 
 /*
@@ -178,10 +204,14 @@ static bool send_request(int client, int port_fd)
  * is closed and never used.
  */
 typedef enum port_state { PORT_GREETING, PORT_GREETED, PORT_DROPPED } port_state;
+/* A port's client: a slot, free, or gone in the middle of an exchange (drained to its end). */
+#define PORT_FREE (-1)
+#define PORT_ORPHANED (-2)
 typedef struct relay_port {
 	int fd;
 	port_state state;
 	int client;
+	uint32_t id;  /* the request the port serves */
 } relay_port;
 
 /* Drop a port whose greeting failed; _exit when none is left to serve or to wait for. */
@@ -197,6 +227,31 @@ static void drop_port(relay_port *ports, size_t n_ports, size_t p, int ready_fd)
 		(void)w;
 	}
 	_exit(1);
+}
+
+/*
+ * A frame from a client whose request a port is serving: the INPUT of its streamed exec,
+ * handed on. Anything else — or the client's end — leaves the exchange to run out unheard:
+ * the port's command gets end of file on its stdin, and what it still says is drained.
+ */
+static void serve_busy_client(relay_port *ports, size_t n_ports, int *clients, bool *busy, int c)
+{
+	size_t p = 0;
+	while (p < n_ports && ports[p].client != c)
+		p++;
+	if (p == n_ports)
+		return;
+	size_t len = read_client_frame(clients[c]);
+	if (len && (frame_type() == MSB_AGENT_INPUT || frame_type() == MSB_AGENT_RESIZE) &&
+	    frame_id() == ports[p].id) {
+		to_port(ports[p].fd, len);
+		return;
+	}
+	close(clients[c]);
+	clients[c] = -1;
+	busy[c] = false;
+	ports[p].client = PORT_ORPHANED;
+	stdin_eof_to_port(ports[p].fd, ports[p].id);
 }
 
 void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int ready_fd)
@@ -218,7 +273,7 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 	relay_port ports[MSB_QEMU_RELAY_MAX_PORTS];
 	size_t hello_len = hello_frame();
 	for (size_t i = 0; i < n_ports; i++)
-		ports[i] = (relay_port){ .fd = port_fds[i], .state = PORT_GREETING, .client = -1 };
+		ports[i] = (relay_port){ .fd = port_fds[i], .state = PORT_GREETING, .client = PORT_FREE };
 	for (size_t i = 0; i < n_ports; i++)
 		if (!write_all(ports[i].fd, frame, hello_len))
 			drop_port(ports, n_ports, i, ready_fd);
@@ -245,12 +300,19 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 			bool live = ports[p].state != PORT_DROPPED;
 			fds[n] = (struct pollfd){ .fd = live ? ports[p].fd : -1, .events = POLLIN };
 			who[n++] = -1;
-			free_ports += ports[p].state == PORT_GREETED && ports[p].client < 0;
+			free_ports += ports[p].state == PORT_GREETED && ports[p].client == PORT_FREE;
 		}
 		/* Idle clients only while a port is free: the rest wait in their sockets. */
 		for (size_t k = 0; free_ports && k < MAX_CLIENTS; k++) {
 			size_t i = (next + k) % MAX_CLIENTS;
 			if (clients[i] < 0 || busy[i])
+				continue;
+			fds[n] = (struct pollfd){ .fd = clients[i], .events = POLLIN };
+			who[n++] = (int)i;
+		}
+		/* A busy client is heard too: a streamed exec's INPUT goes to its port as it comes. */
+		for (size_t i = 0; i < MAX_CLIENTS; i++) {
+			if (clients[i] < 0 || !busy[i])
 				continue;
 			fds[n] = (struct pollfd){ .fd = clients[i], .events = POLLIN };
 			who[n++] = (int)i;
@@ -278,34 +340,54 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 				continue;
 			}
 			int c = ports[p].client;
-			if (c < 0)
+			if (c == PORT_FREE)
 				_exit(0);
 			size_t len = read_reply(ports[p].fd);
 			if (len == 0)
 				_exit(0);
-			/* The client may have given up waiting; the reply was drained either way. */
-			if (!write_all(clients[c], frame, len)) {
+			/*
+			 * A streamed exec answers with OUTPUT frames before its reply: the exchange
+			 * (and the port) lasts until a frame with the reply bit. The client may
+			 * have given up waiting; what the port says is drained either way.
+			 */
+			bool last = frame_type() & MSB_AGENT_REPLY;
+			if (c >= 0 && !write_all(clients[c], frame, len)) {
 				close(clients[c]);
 				clients[c] = -1;
+				busy[c] = false;
+				if (!last)
+					stdin_eof_to_port(ports[p].fd, ports[p].id);
+				ports[p].client = c = PORT_ORPHANED;
 			}
-			busy[c] = false;
-			ports[p].client = -1;
+			if (last) {
+				if (c >= 0)
+					busy[c] = false;
+				ports[p].client = PORT_FREE;
+			}
 		}
 		for (size_t j = 1 + n_ports; j < n; j++) {
 			int c = who[j];
-			if (!fds[j].revents || clients[c] < 0 || busy[c])
+			if (!fds[j].revents || clients[c] < 0)
 				continue;
+			if (busy[c]) {
+				serve_busy_client(ports, n_ports, clients, busy, c);
+				continue;
+			}
 			size_t p = 0;
-			while (p < n_ports && (ports[p].state != PORT_GREETED || ports[p].client >= 0))
+			while (p < n_ports && (ports[p].state != PORT_GREETED || ports[p].client != PORT_FREE))
 				p++;
 			if (p == n_ports)
-				break; /* every greeted port taken: the rest wait for the next turn */
-			if (send_request(clients[c], ports[p].fd)) {
-				ports[p].client = c;
-				busy[c] = true;
-			} else {
+				continue; /* every greeted port taken: the rest wait for the next turn */
+			size_t len = read_client_frame(clients[c]);
+			if (len == 0) {
 				close(clients[c]);
 				clients[c] = -1;
+			} else if (frame_type() != MSB_AGENT_INPUT && frame_type() != MSB_AGENT_RESIZE) {
+				/* (INPUT or RESIZE sent as a streamed exec ended is late: dropped.) */
+				to_port(ports[p].fd, len);
+				ports[p].client = c;
+				ports[p].id = frame_id();
+				busy[c] = true;
 			}
 			next = (size_t)c + 1;
 		}

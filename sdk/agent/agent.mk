@@ -11,6 +11,7 @@ sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/client.c \
 	sdk/agent/client_greet.c \
 	sdk/agent/client_run.c \
+	sdk/agent/client_stream.c \
 	sdk/agent/client_files.c \
 	sdk/agent/sha256.h \
 	sdk/agent/sha256.c \
@@ -33,12 +34,14 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/listen.c \
 	sdk/agent/serve.c \
 	sdk/agent/run.c \
+	sdk/agent/stream.c \
 	sdk/agent/files.c \
 	sdk/agent/reap.c \
 	sdk/agent/statx_fix.c \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \
+	sdk/lib/env.c \
 	sdk/lib/unix_socket.c \
 	$(MSB_CONFINE_SOURCES)
 sdk_agent_msb_agent_CFLAGS = $(WARN_CFLAGS) -O2

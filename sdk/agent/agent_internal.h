@@ -37,6 +37,31 @@ unsigned long agent_serve_stream(int rfd, int wfd, bool *shutdown);
 msb_errc agent_exec(const msb_agent_request *req, msb_buf *reply, msb_error *err);
 msb_errc agent_run_code(const msb_agent_request *req, msb_buf *reply, msb_error *err);
 
+/*
+ * Start a command (its own session, the agent's rlimits, the scrubbed environment plus
+ * `env`, in `cwd`): *pid, and non-blocking fds[0] its stdin's write end, fds[1] and fds[2]
+ * its stdout's and stderr's read ends. With `tty` >= 0 (a terminal's slave end, kept by the
+ * caller) the command's stdin, stdout and stderr are that terminal, made its controlling
+ * one, and fds[] are all -1. A child that could not start is reported, reaped.
+ */
+msb_errc agent_command_start(char *const *argv, char *const *env, const char *cwd, int tty,
+			     pid_t *pid, int fds[3], msb_error *err);
+/* A request's timeout and per-stream cap, the agent's defaults filled in, the cap clamped. */
+void agent_run_bounds(const msb_agent_request *req, uint64_t *timeout_ms, uint64_t *max_output);
+/*
+ * A pidfd for `pid` (readable once it exits), so one poll() waits for output and the exit
+ * together; -1 where the kernel has no pidfd_open (the caller then asks every ms).
+ */
+int agent_open_pidfd(pid_t pid);
+/* EXIT_CODE, SIGNAL and FLAGS of a wait status, appended to `reply`. */
+msb_errc agent_put_status(msb_buf *reply, int status, uint32_t flags, msb_error *err);
+/*
+ * EXEC_STREAM on the connection (rfd, wfd) of request `id`: OUTPUT frames written as the
+ * command writes, INPUT frames read, then the result's status fields appended to `reply`.
+ */
+msb_errc agent_exec_stream(int rfd, int wfd, uint32_t id, const msb_agent_request *req,
+			   msb_buf *reply, msb_error *err);
+
 /* The file operations, confined beneath the request's working directory. */
 msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *err);
 

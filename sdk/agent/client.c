@@ -54,7 +54,7 @@ double msb_agent_default_timeout(const msb_agent_client *c, double t)
 }
 
 /* Read the reply's ERRC/MESSAGE; the agent's refusal becomes ours, with its code. */
-static msb_errc reply_status(const msb_buf *payload, uint16_t type, msb_error *err)
+msb_errc msb_agent_reply_status(const msb_buf *payload, uint16_t type, msb_error *err)
 {
 	msb_agent_reader r = { .data = payload->data, .len = payload->len };
 	uint32_t code = MSB_OK;
@@ -141,7 +141,7 @@ static msb_errc read_reply(msb_agent_client *c, const conn *cn, uint16_t type, u
 		return rc;
 	if (h.version != MSB_AGENT_PROTOCOL_VERSION) {
 		msb_error theirs = MSB_ERROR_INIT;
-		reply_status(reply, type, &theirs);
+		msb_agent_reply_status(reply, type, &theirs);
 		msb_error_set(err, MSB_E_PROTOCOL,
 			      "agent protocol: the agent speaks version %u, this client speaks "
 			      "version %u%s%s", h.version, MSB_AGENT_PROTOCOL_VERSION,
@@ -153,7 +153,7 @@ static msb_errc read_reply(msb_agent_client *c, const conn *cn, uint16_t type, u
 		return msb_error_set(err, MSB_E_PROTOCOL,
 				     "agent protocol: %s #%u answered by type 0x%x #%u",
 				     msb_agent_type_name(type), id, h.type, h.id);
-	return reply_status(reply, type, err);
+	return msb_agent_reply_status(reply, type, err);
 }
 
 static msb_errc round_trip(msb_agent_client *c, const conn *cn, uint16_t type,
@@ -266,11 +266,10 @@ static void conn_put(msb_agent_client *c, const conn *cn, bool ok)
 	close(cn->rfd);
 }
 
-msb_errc msb_agent_call(msb_agent_client *c, uint16_t type, const msb_buf *payload,
-			int64_t queue_deadline, int64_t deadline, msb_errc queued_code,
-			uint32_t max_reply, msb_buf *reply, msb_error *err)
+msb_errc msb_agent_conn_take(msb_agent_client *c, uint16_t type, int64_t queue_deadline,
+			     msb_errc queued_code, int *rfd, int *wfd, msb_error *err)
 {
-	conn cn;
+	conn cn = { -1, -1 };
 	bool queued;
 	msb_errc rc = conn_get(c, queue_deadline, &cn, &queued, err);
 	if (rc != MSB_OK) {
@@ -280,6 +279,35 @@ msb_errc msb_agent_call(msb_agent_client *c, uint16_t type, const msb_buf *paylo
 				      "the sandbox's agent", msb_agent_type_name(type));
 		return queued ? queued_code : rc;
 	}
+	*rfd = cn.rfd;
+	*wfd = cn.wfd;
+	return MSB_OK;
+}
+
+void msb_agent_conn_give(msb_agent_client *c, int rfd, int wfd, bool in_step)
+{
+	conn cn = { rfd, wfd };
+	conn_put(c, &cn, in_step);
+}
+
+uint32_t msb_agent_next_id(msb_agent_client *c)
+{
+	return __atomic_add_fetch(&c->next_id, 1, __ATOMIC_RELAXED);
+}
+
+bool msb_agent_client_shared(const msb_agent_client *c)
+{
+	return !c->socket_path;
+}
+
+msb_errc msb_agent_call(msb_agent_client *c, uint16_t type, const msb_buf *payload,
+			int64_t queue_deadline, int64_t deadline, msb_errc queued_code,
+			uint32_t max_reply, msb_buf *reply, msb_error *err)
+{
+	conn cn = { -1, -1 };
+	msb_errc rc = msb_agent_conn_take(c, type, queue_deadline, queued_code, &cn.rfd, &cn.wfd, err);
+	if (rc != MSB_OK)
+		return rc;
 	rc = round_trip(c, &cn, type, payload, deadline, max_reply, reply, err);
 	/*
 	 * A refusal by the agent leaves a connection in step; a transport failure does not, and

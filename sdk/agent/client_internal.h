@@ -46,6 +46,32 @@ MSB_AGENT_HIDDEN msb_errc msb_agent_call(msb_agent_client *c, uint16_t type,
 					 const msb_buf *payload, int64_t queue_deadline,
 					 int64_t deadline, msb_errc queued_code, uint32_t max_reply,
 					 msb_buf *reply, msb_error *err);
+/*
+ * The parts of msb_agent_call, for an exchange of several frames (client_stream.c): take a
+ * connection (a queue timeout reported as `queued_code`), a fresh request id, give the
+ * connection back (closed rather than pooled unless `in_step`).
+ */
+MSB_AGENT_HIDDEN msb_errc msb_agent_conn_take(msb_agent_client *c, uint16_t type,
+					      int64_t queue_deadline, msb_errc queued_code,
+					      int *rfd, int *wfd, msb_error *err);
+MSB_AGENT_HIDDEN void msb_agent_conn_give(msb_agent_client *c, int rfd, int wfd, bool in_step);
+MSB_AGENT_HIDDEN uint32_t msb_agent_next_id(msb_agent_client *c);
+/* Whether the client speaks over one shared stream (where stale replies are skipped by id). */
+MSB_AGENT_HIDDEN bool msb_agent_client_shared(const msb_agent_client *c);
+/* A reply's ERRC/MESSAGE: the agent's refusal becomes the caller's, with its code. */
+MSB_AGENT_HIDDEN msb_errc msb_agent_reply_status(const msb_buf *payload, uint16_t type,
+						 msb_error *err);
+/* The result fields of an exec/run_code reply into `res`. */
+MSB_AGENT_HIDDEN msb_errc msb_agent_parse_exec_reply(const msb_buf *reply, msb_exec_result *res,
+						     msb_error *err);
+/* Deadlines of a program run: queue bounded by the timeout, reply by timeout + grace. */
+MSB_AGENT_HIDDEN void msb_agent_run_deadlines(double timeout, int64_t *queue, int64_t *reply,
+					      uint64_t *timeout_ms);
+/* A host's mistake made loud: a timeout that is no number, stdin that has a length only. */
+MSB_AGENT_HIDDEN msb_errc msb_agent_check_run_request(const char *op, double timeout,
+						      const void *stdin_data, size_t stdin_len,
+						      msb_error *err);
+
 /* A request whose reply carries nothing but its status; consumes `payload`. */
 MSB_AGENT_HIDDEN msb_errc msb_agent_simple(msb_agent_client *c, uint16_t type, msb_buf *payload,
 					   double timeout, msb_error *err);

@@ -89,8 +89,18 @@ static msb_errc parse_exec_reply(uint16_t type, const msb_buf *reply, uint64_t m
 	}
 }
 
+/*
+ * The last reply of a streamed exec (client_stream.c): its output went out as OUTPUT frames,
+ * held to the caps there, so the reply itself may carry none — a byte of stdout or stderr in
+ * it is refused like any output over a cap.
+ */
+msb_errc msb_agent_parse_exec_reply(const msb_buf *reply, msb_exec_result *res, msb_error *err)
+{
+	return parse_exec_reply(MSB_AGENT_EXEC_STREAM, reply, 0, res, err);
+}
+
 /* Deadlines of a program run: queue bounded by the timeout, reply by timeout + grace. */
-static void run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64_t *timeout_ms)
+void msb_agent_run_deadlines(double timeout, int64_t *queue, int64_t *reply, uint64_t *timeout_ms)
 {
 	if (timeout <= 0) {
 		*queue = *reply = 0;
@@ -157,7 +167,7 @@ static msb_errc run(msb_agent_client *c, uint16_t type, msb_buf *payload, double
 }
 
 /* A host's mistake made loud: a timeout that is no number, stdin that has a length only. */
-static msb_errc check_request(const char *op, double timeout, const void *stdin_data,
+msb_errc msb_agent_check_run_request(const char *op, double timeout, const void *stdin_data,
 			      size_t stdin_len, msb_error *err)
 {
 	if (isnan(timeout))
@@ -173,12 +183,12 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 {
 	if (!req->argv || !req->argv[0])
 		return msb_error_set(err, MSB_E_VALUE, "exec refused: an empty argv");
-	msb_errc checked = check_request("exec", req->timeout, req->stdin_data, req->stdin_len, err);
+	msb_errc checked = msb_agent_check_run_request("exec", req->timeout, req->stdin_data, req->stdin_len, err);
 	if (checked)
 		return checked;
 	int64_t queue, reply;
 	uint64_t timeout_ms;
-	run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
+	msb_agent_run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
 	msb_errc rc = MSB_OK;
 	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
@@ -201,12 +211,12 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 msb_errc msb_agent_run_code(msb_agent_client *c, const char *code, double timeout,
 			    size_t max_output, msb_exec_result *res, msb_error *err)
 {
-	msb_errc checked = check_request("run_code", timeout, NULL, 0, err);
+	msb_errc checked = msb_agent_check_run_request("run_code", timeout, NULL, 0, err);
 	if (checked)
 		return checked;
 	int64_t queue, reply;
 	uint64_t timeout_ms;
-	run_deadlines(timeout, &queue, &reply, &timeout_ms);
+	msb_agent_run_deadlines(timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
 	msb_errc rc = msb_agent_put_str(&p, MSB_TAG_CODE, code, err);
 	if (rc == MSB_OK && max_output)

@@ -92,3 +92,9 @@ msb_errc msb_driver_reclaim(msb_sandbox_handle *h, const char *directory,
 {
 	return said(h, msb_agent_reclaim(h->client, directory, working_directory, timeout, err), err);
 }
+
+msb_errc msb_driver_exec_stream(msb_sandbox_handle *h, const msb_exec_request *req,
+				const msb_exec_stream *stream, msb_exec_result *res, msb_error *err)
+{
+	return said(h, msb_agent_exec_stream(h->client, req, stream, res, err), err);
+}

@@ -60,6 +60,8 @@ const char *msb_agent_type_name(uint16_t type)
 		[MSB_AGENT_READ_FILE] = "read_file",  [MSB_AGENT_LIST_DIR] = "list_dir",
 		[MSB_AGENT_REMOVE] = "remove",        [MSB_AGENT_RECLAIM] = "reclaim",
 		[MSB_AGENT_SHUTDOWN] = "shutdown",
+		[MSB_AGENT_EXEC_STREAM] = "exec_stream", [MSB_AGENT_OUTPUT] = "output",
+		[MSB_AGENT_INPUT] = "input",        [MSB_AGENT_RESIZE] = "resize",
 	};
 	uint16_t base = (uint16_t)(type & ~MSB_AGENT_REPLY);
 	if (base == 0 || base > MSB_AGENT__TYPE_MAX)

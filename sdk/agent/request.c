@@ -80,6 +80,17 @@ static msb_errc take_field(msb_agent_request *req, const msb_agent_field *f, msb
 		return rc;
 	case MSB_TAG_VERSION:
 		return msb_agent_field_u32(f, &req->version, err);
+	case MSB_TAG_STDIN_OPEN:
+	case MSB_TAG_EOF:
+		rc = msb_agent_field_u32(f, &u32, err);
+		*(f->tag == MSB_TAG_EOF ? &req->eof : &req->stdin_open) = u32 != 0;
+		return rc;
+	case MSB_TAG_STREAM:
+		return msb_agent_field_u32(f, &req->stream, err);
+	case MSB_TAG_ROWS:
+		return msb_agent_field_u32(f, &req->rows, err);
+	case MSB_TAG_COLS:
+		return msb_agent_field_u32(f, &req->cols, err);
 	case MSB_TAG_STDIN:
 	case MSB_TAG_CODE:
 	case MSB_TAG_DATA:
@@ -101,6 +112,14 @@ static msb_errc require(bool present, const msb_agent_request *req, const char *
 			     msb_agent_type_name(req->type), what);
 }
 
+/* A terminal size: both given and each fits a winsize field, or neither given. */
+static bool size_valid(const msb_agent_request *req)
+{
+	if (!req->rows && !req->cols)
+		return true;
+	return req->rows && req->cols && req->rows <= 65535 && req->cols <= 65535;
+}
+
 static msb_errc check_required(const msb_agent_request *req, msb_error *err)
 {
 	msb_errc rc = MSB_OK;
@@ -109,6 +128,26 @@ static msb_errc check_required(const msb_agent_request *req, msb_error *err)
 		return require(req->version != 0, req, "protocol version", err);
 	case MSB_AGENT_EXEC:
 		return require(req->argc > 0, req, "argv (at least the program)", err);
+	case MSB_AGENT_RESIZE:
+		return require(size_valid(req) && req->rows, req, "terminal size (rows and cols 1..65535)",
+			       err);
+	case MSB_AGENT_EXEC_STREAM:
+		rc = require(req->argc > 0, req, "argv (at least the program)", err);
+		if (rc == MSB_OK)
+			rc = require(size_valid(req), req, "valid terminal size (rows and cols both "
+				     "1..65535, or neither)", err);
+		/* A streamed exec's environment is named by the host's caller: every name checked. */
+		for (size_t i = 0; rc == MSB_OK && i < req->envc; i++)
+			if (!msb_env_entry_valid(req->env[i], NULL))
+				rc = msb_error_set(err, MSB_E_PROTOCOL,
+						   "agent protocol: exec_stream refused: environment "
+						   "entry %zu has a name that is not "
+						   "[A-Za-z_][A-Za-z0-9_]*", i + 1);
+		return rc;
+	case MSB_AGENT_OUTPUT:
+		rc = require(req->stream == MSB_STREAM_STDOUT || req->stream == MSB_STREAM_STDERR,
+			     req, "stream (1 stdout or 2 stderr)", err);
+		return rc == MSB_OK ? require(req->has_data, req, "data", err) : rc;
 	case MSB_AGENT_RUN_CODE:
 		return require(req->has_data, req, "code", err);
 	case MSB_AGENT_WRITE_FILE:
@@ -179,4 +218,18 @@ void msb_agent_request_free(msb_agent_request *req)
 	uint16_t type = req->type;
 	memset(req, 0, sizeof *req);
 	req->type = type;
+}
+
+msb_errc msb_agent_output_decode(const unsigned char *payload, size_t len, uint32_t *stream,
+				 const unsigned char **data, size_t *data_len, msb_error *err)
+{
+	msb_agent_request req;
+	msb_errc rc = msb_agent_request_decode(MSB_AGENT_OUTPUT, payload, len, &req, err);
+	if (rc != MSB_OK)
+		return rc;
+	*stream = req.stream;
+	*data = req.data;
+	*data_len = req.data_len;
+	msb_agent_request_free(&req);
+	return MSB_OK;
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -43,6 +44,7 @@ typedef struct run_spec {
 	size_t stdin_len;
 	uint64_t timeout_ms;
 	uint64_t max_output;
+	bool tty;             /* stdin, stdout and stderr are one terminal: make it controlling */
 } run_spec;
 
 /* Where a child failed before exec, told to the parent through a CLOEXEC pipe. */
@@ -145,6 +147,9 @@ static _Noreturn void child_exec(const run_spec *rs, int in, int out, int errfd,
 	for (int fd = 0; fd < 3; fd++)
 		if (high[fd] < 0 || dup2(high[fd], fd) < 0)
 			child_fail(status, STAGE_EXEC);
+	/* A new session's first terminal becomes its controlling one: ^C, job control. */
+	if (rs->tty && ioctl(0, TIOCSCTTY, 0) < 0)
+		child_fail(status, STAGE_EXEC);
 	if (chdir(rs->cwd) < 0)
 		child_fail(status, STAGE_CHDIR);
 	if (apply_rlimits() < 0)
@@ -248,7 +253,7 @@ static void feed(int *fd, const unsigned char *data, size_t len, size_t *off)
  * room, the exit and the deadline together. Where the kernel has no pidfd_open (older
  * kernels, some sandboxing kernels) the loop falls back to polling the exit every ms.
  */
-static int open_pidfd(pid_t pid)
+int agent_open_pidfd(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -266,7 +271,7 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 	int64_t drain_until = 0;
 	size_t in_off = 0;
 	bool exited = false;
-	int pidfd = open_pidfd(pid);
+	int pidfd = agent_open_pidfd(pid);
 	if (in_fd >= 0 && rs->stdin_len == 0) {
 		close(in_fd);
 		in_fd = -1;
@@ -330,8 +335,7 @@ static void supervise(const run_spec *rs, pid_t pid, int in_fd, stream *out, str
 	}
 }
 
-static msb_errc put_result(msb_buf *reply, int status, bool timed_out, int reach, stream *out,
-			   stream *errs, msb_error *err)
+msb_errc agent_put_status(msb_buf *reply, int status, uint32_t flags, msb_error *err)
 {
 	int code = 0, sig = 0;
 	if (WIFEXITED(status)) {
@@ -340,14 +344,19 @@ static msb_errc put_result(msb_buf *reply, int status, bool timed_out, int reach
 		sig = WTERMSIG(status);
 		code = 128 + sig;
 	}
-	uint32_t flags = (timed_out ? MSB_AGENT_F_TIMED_OUT : 0) |
-			 (out->truncated ? MSB_AGENT_F_OUT_TRUNCATED : 0) |
-			 (errs->truncated ? MSB_AGENT_F_ERR_TRUNCATED : 0);
 	msb_errc rc = msb_agent_put_u32(reply, MSB_TAG_EXIT_CODE, (uint32_t)code, err);
 	if (rc == MSB_OK)
 		rc = msb_agent_put_u32(reply, MSB_TAG_SIGNAL, (uint32_t)sig, err);
-	if (rc == MSB_OK)
-		rc = msb_agent_put_u32(reply, MSB_TAG_FLAGS, flags, err);
+	return rc == MSB_OK ? msb_agent_put_u32(reply, MSB_TAG_FLAGS, flags, err) : rc;
+}
+
+static msb_errc put_result(msb_buf *reply, int status, bool timed_out, int reach, stream *out,
+			   stream *errs, msb_error *err)
+{
+	uint32_t flags = (timed_out ? MSB_AGENT_F_TIMED_OUT : 0) |
+			 (out->truncated ? MSB_AGENT_F_OUT_TRUNCATED : 0) |
+			 (errs->truncated ? MSB_AGENT_F_ERR_TRUNCATED : 0);
+	msb_errc rc = agent_put_status(reply, status, flags, err);
 	if (rc == MSB_OK)
 		rc = msb_agent_put(reply, MSB_TAG_STDOUT, out->buf.data, out->buf.len, err);
 	if (rc == MSB_OK)
@@ -364,28 +373,39 @@ static void close_pair(int p[2])
 			close(p[i]);
 }
 
-static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
+/*
+ * Start `rs`'s command with its three pipes; on success *pid and the parent's ends (stdin's
+ * write end, stdout's and stderr's read ends, all non-blocking) in fds[0..2]. Shared by the
+ * buffered run below and the streamed one (stream.c).
+ */
+static msb_errc start_command(const run_spec *rs, int tty, pid_t *pid_out, int fds[3],
+			      msb_error *err)
 {
 	char **env = build_env(rs->env, agent.work_dir);
 	if (!env)
 		return msb_error_set(err, MSB_E_NOMEM, "exec refused by msb-agent: out of memory");
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 }, st[2] = { -1, -1 };
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC) ||
+	/* Under a terminal (`tty` its slave end) the three standard fds are that terminal. */
+	if ((tty < 0 && (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC))) ||
 	    pipe2(st, O_CLOEXEC)) {
 		int e = errno;
 		close_pair(in), close_pair(out), close_pair(er), close_pair(st);
 		free(env);
 		return msb_error_set_errno(err, MSB_E_OS, e, "exec refused by msb-agent: pipe");
 	}
-	agent_tree tree;
-	agent_tree_begin(&tree);
+	if (tty >= 0)
+		in[0] = out[1] = er[1] = tty;
 	pid_t pid = spawn_command(rs, env, in[0], out[1], er[1], st[1]);
 	int fork_errno = errno;
 	free(env);
-	close(in[0]), close(out[1]), close(er[1]), close(st[1]);
+	if (tty < 0)
+		close(in[0]), close(out[1]), close(er[1]);
+	/* The child's ends are its own now (or the caller's terminal): only ours are left. */
+	in[0] = out[1] = er[1] = -1;
+	close(st[1]);
 	if (pid < 0) {
-		agent_tree_end(&tree);
-		close(in[1]), close(out[0]), close(er[0]), close(st[0]);
+		close_pair(in), close_pair(out), close_pair(er);
+		close(st[0]);
 		return msb_error_set_errno(err, MSB_E_OS, fork_errno, "exec refused by msb-agent: vfork");
 	}
 	struct child_failure f;
@@ -394,19 +414,42 @@ static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 		;
 	close(st[0]);
 	if (n == (ssize_t)sizeof f) {
-		close(in[1]), close(out[0]), close(er[0]);
+		close_pair(in), close_pair(out), close_pair(er);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-		agent_tree_end(&tree);
 		return report_child_failure(rs, &f, err);
 	}
-	fcntl(in[1], F_SETFL, O_NONBLOCK);
-	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(er[0], F_SETFL, O_NONBLOCK);
-	stream so = { .fd = out[0] }, se = { .fd = er[0] };
+	*pid_out = pid;
+	fds[0] = in[1], fds[1] = out[0], fds[2] = er[0];
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			fcntl(fds[i], F_SETFL, O_NONBLOCK);
+	return MSB_OK;
+}
+
+msb_errc agent_command_start(char *const *argv, char *const *env, const char *cwd, int tty,
+			     pid_t *pid, int fds[3], msb_error *err)
+{
+	run_spec rs = { .argv = argv, .env = env, .cwd = cwd, .tty = tty >= 0 };
+	return start_command(&rs, tty, pid, fds, err);
+}
+
+static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
+{
+	pid_t pid;
+	int fds[3];
+	/* What is below us already (an earlier command's daemons) is noted before this starts. */
+	agent_tree tree;
+	agent_tree_begin(&tree);
+	msb_errc started = start_command(rs, -1, &pid, fds, err);
+	if (started != MSB_OK) {
+		agent_tree_end(&tree);
+		return started;
+	}
+	stream so = { .fd = fds[1] }, se = { .fd = fds[2] };
 	int status = 0;
 	bool timed_out = false;
-	supervise(rs, pid, in[1], &so, &se, &status, &timed_out, &tree);
+	supervise(rs, pid, fds[0], &so, &se, &status, &timed_out, &tree);
 	/* The group is dead; what left it (setsid, a double fork, setpgid) is found below us. */
 	int reach = timed_out ? agent_tree_kill(&tree) : 0;
 	agent_tree_end(&tree);
@@ -420,11 +463,16 @@ static msb_errc run_command(const run_spec *rs, msb_buf *reply, msb_error *err)
 	return rc;
 }
 
+void agent_run_bounds(const msb_agent_request *req, uint64_t *timeout_ms, uint64_t *max_output)
+{
+	*timeout_ms = req->timeout_ms ? req->timeout_ms : agent.default_timeout_ms;
+	uint64_t cap = req->max_output ? req->max_output : agent.default_max_output;
+	*max_output = cap > MSB_AGENT_MAX_OUTPUT ? MSB_AGENT_MAX_OUTPUT : cap;
+}
+
 static void fill_bounds(run_spec *rs, const msb_agent_request *req)
 {
-	rs->timeout_ms = req->timeout_ms ? req->timeout_ms : agent.default_timeout_ms;
-	uint64_t cap = req->max_output ? req->max_output : agent.default_max_output;
-	rs->max_output = cap > MSB_AGENT_MAX_OUTPUT ? MSB_AGENT_MAX_OUTPUT : cap;
+	agent_run_bounds(req, &rs->timeout_ms, &rs->max_output);
 }
 
 msb_errc agent_exec(const msb_agent_request *req, msb_buf *reply, msb_error *err)

@@ -35,8 +35,14 @@ static msb_errc hello(msb_buf *reply, msb_error *err)
 	return rc == MSB_OK ? msb_agent_put_str(reply, MSB_TAG_AGENT_INFO, info, err) : rc;
 }
 
-static msb_errc dispatch(const msb_agent_request *req, msb_buf *reply, bool *shutdown,
-			 msb_error *err)
+/* The stream a request came on, for the one request answered by several frames. */
+typedef struct serve_conn {
+	int rfd, wfd;
+	uint32_t id;
+} serve_conn;
+
+static msb_errc dispatch(const serve_conn *sc, const msb_agent_request *req, msb_buf *reply,
+			 bool *shutdown, msb_error *err)
 {
 	switch (req->type) {
 	case MSB_AGENT_HELLO:
@@ -52,6 +58,12 @@ static msb_errc dispatch(const msb_agent_request *req, msb_buf *reply, bool *shu
 		return agent_exec(req, reply, err);
 	case MSB_AGENT_RUN_CODE:
 		return agent_run_code(req, reply, err);
+	case MSB_AGENT_EXEC_STREAM:
+		return agent_exec_stream(sc->rfd, sc->wfd, sc->id, req, reply, err);
+	case MSB_AGENT_OUTPUT:
+		return msb_error_set(err, MSB_E_PROTOCOL,
+				     "agent protocol: output refused by msb-agent: it is what the "
+				     "agent sends, never what it is asked");
 	case MSB_AGENT_SHUTDOWN:
 		*shutdown = true;
 		return MSB_OK;
@@ -61,8 +73,8 @@ static msb_errc dispatch(const msb_agent_request *req, msb_buf *reply, bool *shu
 }
 
 /* Serve one decoded frame; false when the stream must end. */
-static bool serve_one(int wfd, const msb_agent_header *h, const msb_buf *payload, msb_buf *reply,
-		      bool *greeted, bool *shutdown)
+static bool serve_one(int rfd, int wfd, const msb_agent_header *h, const msb_buf *payload,
+		      msb_buf *reply, bool *greeted, bool *shutdown)
 {
 	msb_error e = MSB_ERROR_INIT;
 	if (h->version != MSB_AGENT_PROTOCOL_VERSION) {
@@ -81,13 +93,21 @@ static bool serve_one(int wfd, const msb_agent_header *h, const msb_buf *payload
 		msb_error_clear(&e);
 		return false;
 	}
+	/*
+	 * Input (or a resize) the host sent for a streamed exec that has ended since: what it
+	 * read of its stdin before it saw the reply. Dropped unanswered, so the stream stays in
+	 * step.
+	 */
+	if (*greeted && (h->type == MSB_AGENT_INPUT || h->type == MSB_AGENT_RESIZE))
+		return true;
+	serve_conn sc = { rfd, wfd, h->id };
 	msb_agent_request req;
 	reply->len = 0;
 	msb_errc rc = msb_agent_request_decode(h->type, payload->data, payload->len, &req, &e);
 	if (rc == MSB_OK) {
 		rc = msb_agent_put_u32(reply, MSB_TAG_ERRC, MSB_OK, &e);
 		if (rc == MSB_OK)
-			rc = dispatch(&req, reply, shutdown, &e);
+			rc = dispatch(&sc, &req, reply, shutdown, &e);
 		msb_agent_request_free(&req);
 	}
 	bool keep = true;
@@ -123,7 +143,7 @@ unsigned long agent_serve_stream(int rfd, int wfd, bool *shutdown)
 			break;
 		}
 		frames++;
-		bool more = serve_one(wfd, &h, &payload, &reply, &greeted, shutdown);
+		bool more = serve_one(rfd, wfd, &h, &payload, &reply, &greeted, shutdown);
 		/* No command is in flight between requests: reaping any child is safe here. */
 		agent_reap();
 		if (!more)

@@ -212,6 +212,22 @@ typedef struct agent_session {
 	msb_agent_client *client;
 } agent_session;
 
+/* The group setup: an agent on a socketpair (--fd) with `extra` flags, a client on it. */
+static inline int agent_session_setup_fd(void **state, const char *const *extra)
+{
+	agent_session *c = calloc(1, sizeof *c);
+	fixture_start(&c->fx, "--fd", extra);
+	msb_error err = MSB_ERROR_INIT;
+	int fd = c->fx.fd;
+	c->fx.fd = -1;
+	if (msb_agent_client_open_fds(fd, fd, 10, &c->client, &err) != MSB_OK) {
+		fprintf(stderr, "open: %s\n", msb_error_message(&err));
+		return -1;
+	}
+	*state = c;
+	return 0;
+}
+
 /* The group teardown: close the client, stop the agent and any a failed test left running. */
 static inline int agent_session_teardown(void **state)
 {

@@ -33,8 +33,16 @@ static void check_decoded(const msb_agent_request *req, uint16_t type, size_t le
 	for (size_t i = 0; i < req->argc; i++)
 		if (strlen(req->argv[i]) > len)
 			broken("an argument longer than the payload", NULL);
-	if (type == MSB_AGENT_EXEC && req->argc < 1)
+	if ((type == MSB_AGENT_EXEC || type == MSB_AGENT_EXEC_STREAM) && req->argc < 1)
 		broken("an exec decoded without a command", NULL);
+	for (size_t i = 0; type == MSB_AGENT_EXEC_STREAM && i < req->envc; i++)
+		if (!msb_env_entry_valid(req->env[i], NULL))
+			broken("a streamed exec decoded with an unchecked environment name", req->env[i]);
+	if (type == MSB_AGENT_OUTPUT &&
+	    ((req->stream != MSB_STREAM_STDOUT && req->stream != MSB_STREAM_STDERR) || !req->has_data))
+		broken("an output decoded without its stream or data", NULL);
+	if (req->data_len > len)
+		broken("data longer than the payload", NULL);
 }
 
 /* The decoder's verdict on one frame: the header's, else the payload's. */

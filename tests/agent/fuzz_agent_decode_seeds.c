@@ -61,4 +61,17 @@ void fuzz_replay_seeds(fuzz_corpus *c)
 	msb_agent_put_str(&b, MSB_TAG_WORKDIR, "/w", NULL);
 	msb_agent_put_u32(&b, MSB_TAG_RECURSIVE, 1, NULL);
 	add(c, MSB_AGENT_REMOVE, &b);
+	/* Version 2's frames: a streamed exec, the output it answers with, the input it takes. */
+	msb_agent_put_str(&b, MSB_TAG_ARG, "cat", NULL);
+	msb_agent_put_str(&b, MSB_TAG_ENV, "NAME_1=v=al ue", NULL);
+	msb_agent_put_u64(&b, MSB_TAG_MAX_OUTPUT, 10, NULL);
+	msb_agent_put(&b, MSB_TAG_STDIN, "\0\1", 2, NULL);
+	msb_agent_put_u32(&b, MSB_TAG_STDIN_OPEN, 1, NULL);
+	add(c, MSB_AGENT_EXEC_STREAM, &b);
+	msb_agent_put_u32(&b, MSB_TAG_STREAM, MSB_STREAM_STDERR, NULL);
+	msb_agent_put(&b, MSB_TAG_DATA, "chunk\0", 6, NULL);
+	add(c, MSB_AGENT_OUTPUT, &b);
+	msb_agent_put(&b, MSB_TAG_DATA, "typed", 5, NULL);
+	msb_agent_put_u32(&b, MSB_TAG_EOF, 1, NULL);
+	add(c, MSB_AGENT_INPUT, &b);
 }

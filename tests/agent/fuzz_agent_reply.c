@@ -42,11 +42,37 @@ static void check_run(const msb_exec_result *r)
 		broken("more output than asked for was accepted", NULL);
 }
 
+/* What a streamed exec handed the callback, per stream. */
+static size_t streamed[3];
+
+static void on_output(void *ctx, msb_stream_id stream, const void *data, size_t len)
+{
+	(void)ctx, (void)data;
+	if (stream != MSB_STREAM_STDOUT && stream != MSB_STREAM_STDERR)
+		broken("a chunk of no known stream reached the callback", NULL);
+	streamed[stream] += len;
+	/* Checked as it comes, success or not: nothing over the cap is ever shown. */
+	if (streamed[stream] > ASKED)
+		broken("more streamed output than asked for reached the callback", NULL);
+}
+
 /* One request of kind `op` on `c`; its own invariants checked on success. */
 static msb_errc call(msb_agent_client *c, unsigned op, msb_error *err)
 {
 	msb_errc rc;
-	switch (op % 9) {
+	switch (op % 10) {
+	case 9: {
+		const char *argv[] = { "cat", NULL };
+		msb_exec_request req = { .argv = argv, .timeout = 5, .max_output = ASKED };
+		msb_exec_stream st = MSB_EXEC_STREAM_INIT;
+		st.on_output = on_output;
+		msb_exec_result res = { 0 };
+		streamed[1] = streamed[2] = 0;
+		if ((rc = msb_agent_exec_stream(c, &req, &st, &res, err)) == MSB_OK)
+			check_run(&res);
+		msb_exec_result_free(&res);
+		return rc;
+	}
 	case 0:
 		return msb_agent_ping(c, 5, err);
 	case 1: {

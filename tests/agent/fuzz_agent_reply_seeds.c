@@ -12,11 +12,12 @@
 msb_errc fuzz_agent_reply_once(const uint8_t *data, size_t size);
 
 /* Which request, as fuzz_agent_reply.c numbers them. */
-enum { PING, EXEC, RUN_CODE, STAT, READ, LIST, WRITE, REMOVE, RECLAIM };
+enum { PING, EXEC, RUN_CODE, STAT, READ, LIST, WRITE, REMOVE, RECLAIM, EXEC_STREAM };
 
 static const uint16_t types[] = { MSB_AGENT_PING, MSB_AGENT_EXEC, MSB_AGENT_RUN_CODE,
 				  MSB_AGENT_STAT_FILE, MSB_AGENT_READ_FILE, MSB_AGENT_LIST_DIR,
-				  MSB_AGENT_WRITE_FILE, MSB_AGENT_REMOVE, MSB_AGENT_RECLAIM };
+				  MSB_AGENT_WRITE_FILE, MSB_AGENT_REMOVE, MSB_AGENT_RECLAIM,
+				  MSB_AGENT_EXEC_STREAM };
 
 static void put_entry(msb_buf *f, unsigned char kind, const char *path)
 {
@@ -26,12 +27,32 @@ static void put_entry(msb_buf *f, unsigned char kind, const char *path)
 	msb_agent_put(f, MSB_TAG_ENTRY, e, 9 + n, NULL);
 }
 
+/* One OUTPUT frame of request 2 (not a reply: a streamed exec's chunk). */
+static void put_output(msb_buf *stream, uint32_t which, const char *text)
+{
+	msb_buf p = { 0 };
+	msb_agent_put_u32(&p, MSB_TAG_STREAM, which, NULL);
+	msb_agent_put_str(&p, MSB_TAG_DATA, text, NULL);
+	msb_agent_header h = { MSB_AGENT_MAGIC, MSB_AGENT_PROTOCOL_VERSION, MSB_AGENT_OUTPUT, 2,
+			       (uint32_t)p.len };
+	unsigned char raw[MSB_AGENT_HEADER_SIZE];
+	msb_agent_header_encode(&h, raw);
+	msb_buf_append(stream, raw, sizeof raw, NULL);
+	msb_buf_append(stream, p.data, p.len, NULL);
+	msb_buf_free(&p);
+}
+
 static void add(fuzz_corpus *c, unsigned op, uint32_t errc, const msb_buf *fields)
 {
 	msb_buf stream = { 0 };
 	unsigned char pick = (unsigned char)op;
 	msb_buf_append(&stream, &pick, 1, NULL);
 	fake_agent_hello(&stream);
+	if (op == EXEC_STREAM) {
+		put_output(&stream, MSB_STREAM_STDOUT, "out");
+		put_output(&stream, MSB_STREAM_STDERR, "err");
+		put_output(&stream, MSB_STREAM_STDOUT, "more");
+	}
 	fake_agent_reply(&stream, types[op], 2, errc, fields);
 	msb_errc got = fuzz_agent_reply_once(stream.data, stream.len);
 	if (got != (msb_errc)errc) {
@@ -67,6 +88,12 @@ void fuzz_replay_seeds(fuzz_corpus *c)
 	add(c, WRITE, MSB_OK, NULL);
 	add(c, REMOVE, MSB_OK, NULL);
 	add(c, RECLAIM, MSB_OK, NULL);
+	msb_buf status = { 0 };
+	msb_agent_put_u32(&status, MSB_TAG_EXIT_CODE, 0, NULL);
+	msb_agent_put_u32(&status, MSB_TAG_FLAGS, MSB_AGENT_F_TIMED_OUT, NULL);
+	add(c, EXEC_STREAM, MSB_OK, &status);
+	add(c, EXEC_STREAM, MSB_E_NOT_FOUND, &refusal);
+	msb_buf_free(&status);
 	msb_buf_free(&run);
 	msb_buf_free(&stat);
 	msb_buf_free(&data);

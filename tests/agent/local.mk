@@ -10,6 +10,13 @@ tests_agent_test_agent_exec_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_agent_test_agent_exec_LDADD = $(AGENT_TEST_LDADD)
 tests_agent_test_agent_exec_DEPENDENCIES = $(AGENT_TEST_DEPS)
 
+check_PROGRAMS += tests/agent/test_agent_stream
+TESTS += tests/agent/test_agent_stream
+tests_agent_test_agent_stream_SOURCES = tests/agent/test_agent_stream.c tests/agent/agent_fixture.h
+tests_agent_test_agent_stream_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_agent_test_agent_stream_LDADD = $(AGENT_TEST_LDADD)
+tests_agent_test_agent_stream_DEPENDENCIES = $(AGENT_TEST_DEPS)
+
 check_PROGRAMS += tests/agent/test_agent_proto tests/agent/test_agent_listen
 TESTS += tests/agent/test_agent_proto tests/agent/test_agent_listen
 tests_agent_test_agent_proto_SOURCES = tests/agent/test_agent_proto.c tests/agent/fake_agent.h
@@ -27,7 +34,7 @@ check_PROGRAMS += tests/agent/fuzz_agent_decode_replay
 TESTS += tests/agent/fuzz_agent_decode_replay
 tests_agent_fuzz_agent_decode_replay_SOURCES = tests/lib/fuzz_replay.c tests/lib/fuzz_replay.h \
 	tests/agent/fuzz_agent_decode.c tests/agent/fuzz_agent_decode_seeds.c
-# A decode is a few microseconds: 40000 mutants of each of six seeds.
+# A decode is a few microseconds: 40000 mutants of each of nine seeds.
 tests_agent_fuzz_agent_decode_replay_CPPFLAGS = $(TEST_CPPFLAGS) -DFUZZ_REPLAY_MUTANTS=40000
 tests_agent_fuzz_agent_decode_replay_LDADD = sdk/libmsb-sdk.la
 

@@ -22,18 +22,8 @@ typedef agent_session ctx;
 static int setup(void **state)
 {
 	static const char *const extra[] = { "--run-code", "sh", "--timeout", "20", NULL };
-	ctx *c = calloc(1, sizeof *c);
 	setenv("MSB_TEST_SECRET", "leaked", 1);
-	fixture_start(&c->fx, "--fd", extra);
-	msb_error err = MSB_ERROR_INIT;
-	int fd = c->fx.fd;
-	c->fx.fd = -1;
-	if (msb_agent_client_open_fds(fd, fd, 10, &c->client, &err) != MSB_OK) {
-		fprintf(stderr, "open: %s\n", msb_error_message(&err));
-		return -1;
-	}
-	*state = c;
-	return 0;
+	return agent_session_setup_fd(state, extra);
 }
 
 static msb_errc run_argv(ctx *c, const char *const *argv, double timeout, size_t max_output,

@@ -90,15 +90,16 @@ static void test_version_refused_by_agent(void **state)
 	ctx *c = *state;
 	int fd = raw_connect(c);
 	msb_buf p = { 0 };
-	msb_agent_put_u32(&p, MSB_TAG_VERSION, 2, NULL);
-	send_header(fd, 2, MSB_AGENT_HELLO, (uint32_t)p.len);
+	/* Version 1, the protocol before streamed exec: refused by name at HELLO. */
+	msb_agent_put_u32(&p, MSB_TAG_VERSION, 1, NULL);
+	send_header(fd, 1, MSB_AGENT_HELLO, (uint32_t)p.len);
 	assert_int_equal(write(fd, p.data, p.len), (ssize_t)p.len);
 	msb_buf_free(&p);
 	uint16_t version;
 	char *msg = read_refusal(fd, MSB_E_PROTOCOL, &version);
 	assert_int_equal(version, MSB_AGENT_PROTOCOL_VERSION);
-	assert_non_null(strstr(msg, "version 2"));
-	assert_non_null(strstr(msg, "version 1"));
+	assert_non_null(strstr(msg, "speaking version 1 refused"));
+	assert_non_null(strstr(msg, "speaks version 2"));
 	free(msg);
 	char b;
 	assert_int_equal(read(fd, &b, 1), 0); /* and the stream is dropped */
@@ -109,7 +110,7 @@ static void test_hello_first_and_bad_frames(void **state)
 {
 	ctx *c = *state;
 	int fd = raw_connect(c);
-	send_header(fd, 1, MSB_AGENT_PING, 0);
+	send_header(fd, MSB_AGENT_PROTOCOL_VERSION, MSB_AGENT_PING, 0);
 	uint16_t version;
 	char *msg = read_refusal(fd, MSB_E_PROTOCOL, &version);
 	assert_non_null(strstr(msg, "hello must come first"));
@@ -117,7 +118,7 @@ static void test_hello_first_and_bad_frames(void **state)
 	close(fd);
 
 	fd = raw_connect(c);
-	send_header(fd, 1, MSB_AGENT_HELLO, 0xffffffffu);
+	send_header(fd, MSB_AGENT_PROTOCOL_VERSION, MSB_AGENT_HELLO, 0xffffffffu);
 	msg = read_refusal(fd, MSB_E_PROTOCOL, &version);
 	assert_non_null(strstr(msg, "limit"));
 	free(msg);
@@ -165,7 +166,7 @@ static void test_version_refused_by_client(void **state)
 	assert_int_equal(msb_agent_client_open_fds(sv[0], sv[0], 5, &client, &err), MSB_E_PROTOCOL);
 	assert_null(client);
 	assert_non_null(strstr(msb_error_message(&err), "agent speaks version 9"));
-	assert_non_null(strstr(msb_error_message(&err), "client speaks version 1"));
+	assert_non_null(strstr(msb_error_message(&err), "client speaks version 2"));
 	msb_error_clear(&err);
 	pthread_join(t, NULL);
 	close(sv[1]);
@@ -184,7 +185,7 @@ static void *late_agent(void *arg)
 			fixture_sleep_ms(400);
 		msb_agent_put_u32(&out, MSB_TAG_ERRC, 0, NULL);
 		if (h.type == MSB_AGENT_HELLO)
-			msb_agent_put_u32(&out, MSB_TAG_VERSION, 1, NULL);
+			msb_agent_put_u32(&out, MSB_TAG_VERSION, MSB_AGENT_PROTOCOL_VERSION, NULL);
 		msb_agent_frame_write(fd, (uint16_t)(h.type | MSB_AGENT_REPLY), h.id, &out, NULL);
 		msb_buf_free(&in);
 		msb_buf_free(&out);

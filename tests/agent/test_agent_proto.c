@@ -260,6 +260,88 @@ static void test_client_refuses_more_than_asked(void **state)
 	msb_buf_free(&f);
 }
 
+/* Append one frame of `type` #id with STREAM `which` and DATA `text` (OUTPUT). */
+static void put_output(msb_buf *stream, uint16_t type, uint32_t id, uint32_t which, const char *text)
+{
+	msb_buf p = { 0 };
+	msb_agent_put_u32(&p, MSB_TAG_STREAM, which, NULL);
+	msb_agent_put_str(&p, MSB_TAG_DATA, text, NULL);
+	msb_agent_header h = { MSB_AGENT_MAGIC, MSB_AGENT_PROTOCOL_VERSION, type, id, (uint32_t)p.len };
+	unsigned char raw[MSB_AGENT_HEADER_SIZE];
+	msb_agent_header_encode(&h, raw);
+	msb_buf_append(stream, raw, sizeof raw, NULL);
+	msb_buf_append(stream, p.data, p.len, NULL);
+	msb_buf_free(&p);
+}
+
+static size_t shown;
+
+static void count_shown(void *ctx, msb_stream_id stream, const void *data, size_t len)
+{
+	(void)ctx, (void)stream, (void)data;
+	shown += len;
+}
+
+/* A streamed exec against a fake agent that says `stream` after HELLO; its result code. */
+static msb_errc stream_against(const msb_buf *said, size_t max_output, msb_error *err)
+{
+	msb_buf stream = { 0 };
+	fake_agent_hello(&stream);
+	msb_buf_append(&stream, said->data, said->len, NULL);
+	int fd = -1, peer = -1;
+	assert_int_equal(fake_agent_open(stream.data, stream.len, &fd, &peer), 0);
+	msb_buf_free(&stream);
+	msb_agent_client *c = NULL;
+	assert_int_equal(msb_agent_client_open_fds(fd, fd, 5, &c, NULL), MSB_OK);
+	const char *argv[] = { "cat", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 5, .max_output = max_output };
+	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
+	st.on_output = count_shown;
+	msb_exec_result res = { 0 };
+	shown = 0;
+	msb_errc rc = msb_agent_exec_stream(c, &req, &st, &res, err);
+	msb_exec_result_free(&res);
+	msb_agent_client_close(c);
+	close(peer);
+	return rc;
+}
+
+/*
+ * A hostile agent streaming: more than the cap is refused and nothing past it is shown; an
+ * OUTPUT of another request, or of no known stream, is refused.
+ */
+static void test_client_refuses_hostile_streams(void **state)
+{
+	(void)state;
+	msb_buf said = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	put_output(&said, MSB_AGENT_OUTPUT, 2, MSB_STREAM_STDOUT, "1234");
+	put_output(&said, MSB_AGENT_OUTPUT, 2, MSB_STREAM_STDOUT, "5");
+	fake_agent_reply(&said, MSB_AGENT_EXEC_STREAM, 2, MSB_OK, NULL);
+	assert_int_equal(stream_against(&said, 4, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "more than the 4 bytes of stdout"));
+	assert_int_equal(shown, 4);
+	msb_error_clear(&err);
+	/* The same with room for it is taken. */
+	assert_int_equal(stream_against(&said, 5, &err), MSB_OK);
+	assert_int_equal(shown, 5);
+	msb_buf_free(&said);
+
+	put_output(&said, MSB_AGENT_OUTPUT, 9, MSB_STREAM_STDOUT, "other");
+	assert_int_equal(stream_against(&said, 0, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "answered by type"));
+	assert_int_equal(shown, 0);
+	msb_error_clear(&err);
+	msb_buf_free(&said);
+
+	put_output(&said, MSB_AGENT_OUTPUT, 2, 3, "nowhere");
+	assert_int_equal(stream_against(&said, 0, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "stream (1 stdout or 2 stderr)"));
+	assert_int_equal(shown, 0);
+	msb_error_clear(&err);
+	msb_buf_free(&said);
+}
+
 /* A refusal the agent gave no sentence for still says what was refused. */
 static void test_client_words_a_silent_refusal(void **state)
 {
@@ -315,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_config_argv),
 		cmocka_unit_test(test_client_refuses_more_than_asked),
 		cmocka_unit_test(test_client_words_a_silent_refusal),
+		cmocka_unit_test(test_client_refuses_hostile_streams),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,13 +230,14 @@ static void commands_run_at_nice_0_on_every_port(void **state)
 static void a_peer_of_another_version_is_refused(void **state)
 {
 	(void)state;
-	/* A HELLO of protocol version 2 at the sandbox's socket: refused by name, stream intact. */
+	/* A HELLO of protocol version 1 (before streamed exec) at the sandbox's socket: refused
+	 * by name, stream intact. */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", msb_driver_sandbox_box(shared)->socket_path);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-	unsigned char hello[16 + 10] = { 'M', 'S', 'B', 'A', 2, 0, MSB_AGENT_HELLO, 0, 7, 0, 0, 0,
-					 10, 0, 0, 0, MSB_TAG_VERSION, 0, 4, 0, 0, 0, 2, 0, 0, 0 };
+	unsigned char hello[16 + 10] = { 'M', 'S', 'B', 'A', 1, 0, MSB_AGENT_HELLO, 0, 7, 0, 0, 0,
+					 10, 0, 0, 0, MSB_TAG_VERSION, 0, 4, 0, 0, 0, 1, 0, 0, 0 };
 	assert_int_equal(write(fd, hello, sizeof hello), (ssize_t)sizeof hello);
 	msb_agent_header h;
 	msb_buf payload = { 0 };
@@ -261,7 +262,7 @@ static void a_peer_of_another_version_is_refused(void **state)
 	assert_non_null(message);
 	char text[256];
 	snprintf(text, sizeof text, "%.*s", (int)message_len, message);
-	assert_non_null(strstr(text, "version 1"));
+	assert_non_null(strstr(text, "speaks version 2"));
 	msb_buf_free(&payload);
 	/* Everyone else is still served. */
 	msb_exec_result r = backend_run(&fx, shared, 20, 0, "echo still");

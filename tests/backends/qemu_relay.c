@@ -5,7 +5,8 @@
  * only after its own greeting succeeded, one whose greeting failed is closed and never
  * used, and a relay none of whose ports answers well says 'F'. The same again through
  * msb_qemu_relay_spawn and the msb-qemu-relay program (the fd layout of its command line),
- * and a program that cannot be executed is a failed spawn saying why (errno).
+ * and a program that cannot be executed is a failed spawn saying why (errno). A streamed
+ * exec is one exchange of several frames, both ways.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +250,68 @@ static void the_program_is_the_relay(void **state)
 	close(c);
 }
 
+/* Write one frame of `type` #id carrying one u32 field (what OUTPUT/INPUT need here). */
+static void put_frame(int fd, uint16_t type, uint32_t id, uint16_t tag)
+{
+	msb_buf p = { 0 };
+	assert_int_equal(msb_agent_put_u32(&p, tag, 1, NULL), MSB_OK);
+	if (type == MSB_AGENT_OUTPUT)
+		assert_int_equal(msb_agent_put_str(&p, MSB_TAG_DATA, "chunk", NULL), MSB_OK);
+	assert_int_equal(msb_agent_frame_write(fd, type, id, &p, NULL), MSB_OK);
+	msb_buf_free(&p);
+}
+
+/*
+ * A streamed exec is one exchange of several frames: the port's OUTPUT frames reach the
+ * client as they come, the client's INPUT reaches the port while the exec runs, and the
+ * port stays the client's until the frame with the reply bit; a late INPUT is dropped.
+ */
+static void a_streamed_exec_is_one_exchange(void **state)
+{
+	relay_fixture *f = *state;
+	for (int i = 0; i < N_PORTS; i++) {
+		expect_frame(f->agent[i], MSB_AGENT_HELLO);
+		answer(f->agent[i], MSB_AGENT_HELLO, 0, MSB_OK);
+	}
+	assert_int_equal(ready_word(f), 'R');
+	int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", f->sock);
+	assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof sa), 0);
+	msb_buf req = { 0 };
+	assert_int_equal(msb_agent_put_str(&req, MSB_TAG_ARG, "cat", NULL), MSB_OK);
+	assert_int_equal(msb_agent_frame_write(c, MSB_AGENT_EXEC_STREAM, 11, &req, NULL), MSB_OK);
+	msb_buf_free(&req);
+	int port = -1;
+	for (int i = 0; i < N_PORTS && port < 0; i++)
+		if (readable(f->agent[i], i ? 0 : 5000))
+			port = i;
+	assert_true(port >= 0);
+	assert_int_equal(expect_frame(f->agent[port], MSB_AGENT_EXEC_STREAM), 11);
+	/* Output first, then input while it runs, then more output. */
+	put_frame(f->agent[port], MSB_AGENT_OUTPUT, 11, MSB_TAG_STREAM);
+	assert_int_equal(expect_frame(c, MSB_AGENT_OUTPUT), 11);
+	put_frame(c, MSB_AGENT_INPUT, 11, MSB_TAG_EOF);
+	assert_int_equal(expect_frame(f->agent[port], MSB_AGENT_INPUT), 11);
+	put_frame(f->agent[port], MSB_AGENT_OUTPUT, 11, MSB_TAG_STREAM);
+	assert_int_equal(expect_frame(c, MSB_AGENT_OUTPUT), 11);
+	answer(f->agent[port], MSB_AGENT_EXEC_STREAM, 11, MSB_OK);
+	assert_int_equal(expect_frame(c, MSB_AGENT_EXEC_STREAM | MSB_AGENT_REPLY), 11);
+	/* Late input is dropped, and the next request is served as a request. */
+	put_frame(c, MSB_AGENT_INPUT, 11, MSB_TAG_EOF);
+	msb_buf none = { 0 };
+	assert_int_equal(msb_agent_frame_write(c, MSB_AGENT_PING, 12, &none, NULL), MSB_OK);
+	int next = -1;
+	for (int i = 0; i < N_PORTS && next < 0; i++)
+		if (readable(f->agent[i], i ? 0 : 5000))
+			next = i;
+	assert_true(next >= 0);
+	assert_int_equal(expect_frame(f->agent[next], MSB_AGENT_PING), 12);
+	answer(f->agent[next], MSB_AGENT_PING, 12, MSB_OK);
+	assert_int_equal(expect_frame(c, MSB_AGENT_PING | MSB_AGENT_REPLY), 12);
+	close(c);
+}
+
 /* A relay program that cannot be executed fails the spawn with the exec's errno. */
 static void a_program_that_cannot_run_fails_the_spawn(void **state)
 {
@@ -297,6 +360,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(no_port_answering_well_is_a_failed_start, relay_setup,
 						relay_stop),
 		cmocka_unit_test_setup_teardown(the_program_is_the_relay, program_setup, relay_stop),
+		cmocka_unit_test_setup_teardown(a_streamed_exec_is_one_exchange, relay_setup, relay_stop),
 		cmocka_unit_test_setup_teardown(no_port_answering_well_is_a_failed_start, program_setup,
 						relay_stop),
 		cmocka_unit_test(a_program_that_cannot_run_fails_the_spawn),

@@ -142,3 +142,10 @@ tests_bench_bench_docker_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_docker_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
 	plugins/docker/docker.la
 EXTRA_DIST += tests/bench/bench_docker.sh
+
+BENCHES += tests/bench/bench_stream
+tests_bench_bench_stream_SOURCES = tests/bench/bench_stream.c tests/bench/bench_stats.h
+tests_bench_bench_stream_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/tests/backends
+tests_bench_bench_stream_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+EXTRA_tests_bench_bench_stream_DEPENDENCIES = plugins/process/process.la plugins/bwrap/bwrap.la \
+	plugins/qemu/qemu.la sdk/agent/msb-agent

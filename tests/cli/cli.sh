@@ -169,6 +169,11 @@ expect_out "observes_egress   false  (unstated: silence rule)" "plugins marks un
 run "$msb" --json plugins "$fixtures/good.so"; expect_status 0 "plugins --json"
 expect_out '"unstated": ["observes_egress"]' "plugins --json unstated"
 expect_out '"egress_modes": ["allowlist", "closed"]' "plugins --json declarations"
+# A plugin built against ABI 27's first header (before operations were appended) loads.
+if [ -e "$fixtures/abi27.so" ]; then
+	run "$msb" plugins "$fixtures/abi27.so"; expect_status 0 "plugins abi27 (an older struct_size)"
+	expect_out "fixture_good" "plugins abi27"
+fi
 if [ -e "$fixtures/silent.so" ]; then
 	run "$msb" plugins "$fixtures/silent.so"; expect_status 0 "plugins silent"
 	expect_out "egress_modes      {}  (unstated: silence rule)" "silent: egress reads as {}"
@@ -177,7 +182,7 @@ fi
 # Every broken fixture: refused with one error line naming the file, exit 1.
 broken=0
 for so in "$fixtures"/*.so; do
-	case "$(basename "$so")" in good.so|silent.so|same_name.so) continue ;; esac
+	case "$(basename "$so")" in good.so|silent.so|same_name.so|abi27.so) continue ;; esac
 	broken=$((broken + 1))
 	run "$msb" plugins "$so"; expect_status 1 "plugins $(basename "$so")"
 	grep -q "^msb: [A-Za-z]*: .*$(basename "$so")" "$tmp/err" || fail "plugins $(basename "$so"): refusal does not name the file: $(cat "$tmp/err")"
@@ -214,6 +219,16 @@ run "$msb" -c "$cfg" --json plugins; expect_status 0 "plugins from config --json
 
 # ---- route -----------------------------------------------------------------------------
 run "$msb" -c "$cfg" route shell; expect_status 0 "route"; expect_out "shell -> inprocess (none)" "route"
+# A spec that streams routes to a plugin with exec_stream; one built before it is refused.
+printf '  live:\n    requires: [exec]\n    streaming: true\n' >"$tmp/live.yaml"
+cat "$cfg" "$tmp/live.yaml" >"$tmp/streaming.yaml"
+run "$msb" -c "$tmp/streaming.yaml" route live; expect_status 0 "route a streaming spec"
+sed "s|plugin: $inproc|plugin: $fixtures/abi27.so|" "$tmp/streaming.yaml" | sed '/^    config:/,/^specs:/{/^specs:/!d}' >"$tmp/streaming_old.yaml"
+if [ -e "$fixtures/abi27.so" ]; then
+	run "$msb" -c "$tmp/streaming_old.yaml" route live; expect_status 1 "route a streaming spec to an ABI-27-first plugin"
+	expect_err "exec_stream operation" "the streaming refusal names the operation"
+	expect_err "abi27.so" "the streaming refusal names the plugin"
+fi
 run "$msb" -c "$cfg" --json route shell; expect_status 0 "route --json"
 expect_out '"backend": "inprocess", "isolation": "none", "selection": "fixed"' "route --json"
 run "$msb" -c "$cfg" route nosuchkind; expect_status 1 "route unknown kind"
@@ -405,6 +420,43 @@ lines" "n/back\\slash" "n/csi$(printf "\302\233")1"'
 		expect_status 0 "rt exec --stdin"; expect_out "from stdin" "rt exec --stdin"
 		run "$msb" -c "$b" exec shell $k --timeout 0.5 -- sleep 5; expect_status 124 "rt exec timeout"
 		expect_err "msb: TimeoutError:" "rt exec timeout line"
+		# Streamed: the same bytes and status; with --json one line per chunk, then the result.
+		run "$msb" -c "$b" exec shell $k --stream -- sh -c 'echo out; echo err >&2; exit 7'
+		expect_status 7 "rt exec --stream status"
+		[ "$(cat "$tmp/out")" = "out" ] && [ "$(cat "$tmp/err")" = "err" ] || fail "rt exec --stream: $(cat "$tmp/out") / $(cat "$tmp/err")"
+		"$msb" -c "$b" --json exec shell $k --stream -- sh -c 'echo one; sleep 0.3; echo two >&2' >"$tmp/out" 2>"$tmp/err"; status=$?
+		expect_status 0 "rt exec --stream --json"
+		[ "$(sed -n 1p "$tmp/out")" = '{"event": "output", "stream": "stdout", "data": "one\n"}' ] || fail "rt exec --stream --json first line: $(cat "$tmp/out")"
+		[ "$(sed -n 2p "$tmp/out")" = '{"event": "output", "stream": "stderr", "data": "two\n"}' ] || fail "rt exec --stream --json second line: $(cat "$tmp/out")"
+		sed -n 3p "$tmp/out" | grep -qF '"exit_code": 0, "signal": 0, "timed_out": false, "stdout": "", "stderr": ""' || fail "rt exec --stream --json result: $(cat "$tmp/out")"
+		[ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "rt exec --stream --json: 3 lines: $(cat "$tmp/out")"
+		if [ -n "$have_python" ]; then
+			python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <"$tmp/out" || fail "rt exec --stream --json: not JSON lines"
+		fi
+		# The first line reaches a reader while the command still sleeps.
+		ahead=$("$msb" -c "$b" exec shell $k --stream -- sh -c 'echo first; sleep 3; echo second' |
+			{ read -r line; t1=$(date +%s%N); cat >/dev/null; t2=$(date +%s%N); echo $(( (t2 - t1) / 1000000 )); })
+		[ "${ahead:-0}" -ge 2000 ] || fail "rt exec --stream: the first line came only ${ahead:-?} ms before the end"
+		printf 'typed\n' | "$msb" -c "$b" exec shell $k --stream --stdin -- cat >"$tmp/out" 2>"$tmp/err"; status=$?
+		expect_status 0 "rt exec --stream --stdin"; expect_out "typed" "rt exec --stream --stdin"
+		run "$msb" -c "$b" exec shell $k --stream --timeout 1 -- sh -c 'echo early; sleep 30'
+		expect_status 124 "rt exec --stream timeout"; expect_out "early" "rt exec --stream keeps output at the timeout"
+		expect_err "msb: TimeoutError:" "rt exec --stream timeout line"
+		# -it: an interactive shell under a terminal sized as ours; ours restored after,
+		# also when msb is killed by a signal while raw.
+		if command -v script >/dev/null 2>&1; then
+			(sleep 2; printf 'stty size; echo $((6*7)); exit 3\n'; sleep 2) |
+				script -qec "stty rows 33 cols 99; before=\$(stty -g); $msb -c $b exec shell $k -it -- sh; echo msb-exit=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo restored" /dev/null >"$tmp/out" 2>&1
+			expect_out "33 99" "rt exec -it: the guest sees the terminal's size"
+			expect_out "42" "rt exec -it: the shell runs what is typed"
+			expect_out "msb-exit=3" "rt exec -it: the shell's status is msb's"
+			expect_out "restored" "rt exec -it: the terminal is restored"
+			# (An asynchronous list's stdin is /dev/null unless redirected: given the tty.)
+			script -qec "t=\$(tty); before=\$(stty -g); $msb -c $b exec shell $k -it -- sleep 30 <\$t & p=\$!; sleep 2; [ \"\$(stty -g)\" != \"\$before\" ] && echo was-raw; kill -TERM \$p; wait \$p; echo msb-exit=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo restored" /dev/null </dev/null >"$tmp/out" 2>&1
+			expect_out "was-raw" "rt exec -it: the terminal is raw while the command runs"
+			expect_out "msb-exit=143" "rt exec -it killed by SIGTERM dies of it"
+			expect_out "restored" "rt exec -it: the terminal is restored after SIGTERM"
+		fi
 		run "$msb" -c "$b" rm shell $k dir/a.txt; expect_status 0 "rt rm"
 		run "$msb" -c "$b" get shell $k dir/a.txt; expect_status 1 "rt get after rm"
 		# collect: the declared output lands under --out, once; --replace lands it again.

@@ -53,6 +53,7 @@
 #define DEFECT_HANG 16           /* read_file never returns */
 #define DEFECT_RACY_ACQUIRE 17   /* acquire checks its registry, then writes it, unlocked */
 #define DEFECT_EXIT 18           /* stat_file ends the process with exit(3) */
+#define DEFECT_BUFFERED_STREAM 19 /* has exec_stream, but delivers everything at the end */
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -701,6 +702,26 @@ static msb_errc fx_reclaim(msb_sandbox_handle *h, const char *directory, const c
 	}
 #endif
 
+#if FIXTURE_DEFECT == DEFECT_BUFFERED_STREAM
+/* A stream in name only: the buffered exec, its output handed over once the command ended. */
+static msb_errc fx_exec_stream(msb_sandbox_handle *h, const msb_exec_request *req,
+			       const msb_exec_stream *stream, msb_exec_result *res, msb_error *err)
+{
+	msb_errc rc = fx_exec(h, req, res, err);
+	if (rc == MSB_OK && res->out.len)
+		stream->on_output(stream->ctx, MSB_STREAM_STDOUT, res->out.data, res->out.len);
+	if (rc == MSB_OK && res->err.len)
+		stream->on_output(stream->ctx, MSB_STREAM_STDERR, res->err.data, res->err.len);
+	msb_buf_free(&res->out);
+	msb_buf_free(&res->err);
+	return rc;
+}
+#define FIXTURE_STREAM_OP .exec_stream = fx_exec_stream,
+#else
+/* The honest fixture has no exec_stream: the stream suite is held against the agent's. */
+#define FIXTURE_STREAM_OP
+#endif
+
 MSB_BACKEND_DEFINE(
 	.name = FIXTURE_NAME,
 	.isolation = "none",
@@ -720,4 +741,5 @@ MSB_BACKEND_DEFINE(
 	.list_dir = fx_list_dir,
 	.remove = fx_remove,
 	.reclaim = fx_reclaim,
+	FIXTURE_STREAM_OP
 );

@@ -10,7 +10,12 @@ check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minim
 	tests/conformance/conf_allowlist_open.la tests/conformance/conf_allowlist_shut.la \
 	tests/conformance/conf_scope_miscount.la tests/conformance/conf_shallow_dispose.la \
 	tests/conformance/conf_crash.la tests/conformance/conf_hang.la tests/conformance/conf_racy_acquire.la \
-	tests/conformance/conf_exit.la
+	tests/conformance/conf_exit.la tests/conformance/conf_buffered_stream.la
+
+tests_conformance_conf_buffered_stream_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_buffered_stream_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_BUFFERED_STREAM -DFIXTURE_NAME=\"conf_buffered_stream\"
+tests_conformance_conf_buffered_stream_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_buffered_stream_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
 tests_conformance_conf_good_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_good_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_NONE -DFIXTURE_NAME=\"conf_good\"

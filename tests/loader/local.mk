@@ -14,6 +14,11 @@ tests_loader_test_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS
 tests_loader_test_resolve_SOURCES = tests/loader/test_resolve.c
 tests_loader_test_resolve_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_loader_test_resolve_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+check_PROGRAMS += tests/loader/test_abi_append
+TESTS += tests/loader/test_abi_append
+tests_loader_test_abi_append_SOURCES = tests/loader/test_abi_append.c
+tests_loader_test_abi_append_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_loader_test_abi_append_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 TESTS += tests/loader/sdk_install.sh
 EXTRA_DIST += tests/loader/sdk_install.sh
 

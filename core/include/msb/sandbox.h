@@ -14,6 +14,7 @@
 
 #include <msb/error.h>
 #include <msb/loader.h>
+#include <msb/stream.h>
 #include <msb/types.h>
 
 #ifdef __cplusplus
@@ -31,6 +32,20 @@ const msb_backend *msb_sandbox_backend(const msb_sandbox *sandbox);
 
 msb_errc msb_sandbox_exec(msb_sandbox *sandbox, const msb_exec_request *req,
 			  msb_exec_result *res, msb_error *err);
+/*
+ * exec, streamed (msb/stream.h): stdout and stderr go to stream->on_output chunk by chunk as
+ * the guest produces them, stdin is read from stream->stdin_fd as the command runs, and
+ * stream->env is added for this exec alone. Gated by the exec capability like exec; a
+ * backend whose plugin lacks the exec_stream operation (one built before it was appended,
+ * or one that leaves it NULL) is refused with MSB_E_NOT_IMPLEMENTED naming the operation,
+ * the backend and its plugin file. A spec can ask for it at route time instead
+ * (`streaming: true`, sandbox.yaml(5)).
+ */
+/* Whether exec_stream would reach the backend (exec declared, the operation present). */
+bool msb_sandbox_can_stream(const msb_sandbox *sandbox);
+msb_errc msb_sandbox_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,
+				 const msb_exec_stream *stream, msb_exec_result *res,
+				 msb_error *err);
 msb_errc msb_sandbox_run_code(msb_sandbox *sandbox, const char *code, double timeout,
 			      msb_exec_result *res, msb_error *err);
 /* working_directory NULL means the spec's work_dir, for every file operation. */

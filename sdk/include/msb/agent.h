@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include <msb/error.h>
+#include <msb/stream.h>
 #include <msb/types.h>
 
 #ifdef __cplusplus
@@ -44,7 +45,11 @@ extern "C" {
 #endif
 
 #define MSB_AGENT_MAGIC 0x4142534du   /* "MSBA" as little-endian bytes */
-#define MSB_AGENT_PROTOCOL_VERSION 1u
+/*
+ * 2: EXEC_STREAM, OUTPUT and INPUT (a request answered by more than one frame). A peer of
+ * version 1 cannot read an exchange of several frames, so it is refused at HELLO by name.
+ */
+#define MSB_AGENT_PROTOCOL_VERSION 2u
 #define MSB_AGENT_HEADER_SIZE 16u
 /* A field's tag and length, before its value. */
 #define MSB_AGENT_FIELD_HEADER_SIZE 6u
@@ -68,7 +73,19 @@ typedef enum msb_agent_type {
 	MSB_AGENT_REMOVE = 9,     /* PATH WORKDIR RECURSIVE */
 	MSB_AGENT_RECLAIM = 10,   /* PATH(the absolute directory) WORKDIR */
 	MSB_AGENT_SHUTDOWN = 11,  /* reply, then kill every process the agent started and exit */
-	MSB_AGENT__TYPE_MAX = 11
+	/*
+	 * A streamed exec (version 2): the fields of EXEC plus STDIN_OPEN. The agent answers
+	 * with OUTPUT frames as the command writes (same id, no REPLY bit), then the
+	 * EXEC_STREAM reply: ERRC, EXIT_CODE, SIGNAL, FLAGS (no STDOUT/STDERR: already sent).
+	 * While it runs the host may send INPUT frames of the same id. With ROWS and COLS the
+	 * command runs under a terminal of that size (its output, both streams, as stdout),
+	 * resized by RESIZE frames of the same id.
+	 */
+	MSB_AGENT_EXEC_STREAM = 12,
+	MSB_AGENT_OUTPUT = 13,    /* agent to host: STREAM DATA; never more than the cap in all */
+	MSB_AGENT_INPUT = 14,     /* host to agent: DATA? EOF?; EOF closes the command's stdin */
+	MSB_AGENT_RESIZE = 15,    /* host to agent: ROWS COLS of a streamed exec's terminal */
+	MSB_AGENT__TYPE_MAX = 15
 } msb_agent_type;
 #define MSB_AGENT_REPLY 0x8000u
 
@@ -98,6 +115,11 @@ typedef enum msb_agent_tag {
 	MSB_TAG_KILL_REACH = 35, /* u32 msb_kill_reach: what a timed-out command's kill reached */
 	MSB_TAG_FOUND = 40,      /* u32 0/1 */
 	MSB_TAG_ENTRY = 41,      /* kind:u8 size:i64 path[...] */
+	MSB_TAG_STREAM = 50,     /* u32 msb_stream_id: 1 stdout, 2 stderr */
+	MSB_TAG_EOF = 51,        /* u32 0/1 */
+	MSB_TAG_STDIN_OPEN = 52, /* u32 0/1: stdin stays open for INPUT frames after STDIN */
+	MSB_TAG_ROWS = 53,       /* u32 1..65535: EXEC_STREAM under a terminal of this size; RESIZE */
+	MSB_TAG_COLS = 54,       /* u32 1..65535 */
 } msb_agent_tag;
 
 /* MSB_TAG_FLAGS bits of an exec/run_code reply. */
@@ -210,6 +232,10 @@ typedef struct msb_agent_request {
 	uint64_t max_bytes;
 	bool recursive;
 	uint32_t version;     /* HELLO */
+	bool stdin_open;      /* EXEC_STREAM: more stdin comes in INPUT frames */
+	uint32_t stream;      /* OUTPUT: MSB_STREAM_STDOUT or MSB_STREAM_STDERR */
+	bool eof;             /* INPUT: close the command's stdin after DATA */
+	uint32_t rows, cols;  /* EXEC_STREAM: a terminal of this size (0: none); RESIZE */
 } msb_agent_request;
 
 /*
@@ -381,6 +407,23 @@ msb_errc msb_agent_remove(msb_agent_client *client, const char *path,
 			  const char *working_directory, bool recursive, msb_error *err);
 msb_errc msb_agent_reclaim(msb_agent_client *client, const char *directory,
 			   const char *working_directory, double timeout, msb_error *err);
+/*
+ * exec, streamed (msb/stream.h): output handed to stream->on_output as OUTPUT frames arrive,
+ * stream->stdin_fd forwarded as INPUT frames, stream->env added (each entry checked with
+ * msb_env_entry_valid). Deadlines and the result as msb_agent_exec's, out and err empty. An
+ * agent that sends more of a stream than the cap allowed, an OUTPUT of another request or a
+ * malformed one is refused with MSB_E_PROTOCOL (nothing past the cap reaches the callback).
+ */
+msb_errc msb_agent_exec_stream(msb_agent_client *client, const msb_exec_request *req,
+			       const msb_exec_stream *stream, msb_exec_result *res,
+			       msb_error *err);
+/*
+ * Decode an OUTPUT frame's payload: *stream (1 or 2) and the chunk (pointing into `payload`).
+ * MSB_E_PROTOCOL when STREAM is missing or not 1/2, or DATA is missing. Exposed for fuzzing.
+ */
+msb_errc msb_agent_output_decode(const unsigned char *payload, size_t len, uint32_t *stream,
+				 const unsigned char **data, size_t *data_len, msb_error *err);
+
 /* Ask the agent to kill everything it started and exit; MSB_OK once it has said so. */
 msb_errc msb_agent_shutdown(msb_agent_client *client, double timeout, msb_error *err);
 

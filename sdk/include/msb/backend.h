@@ -40,6 +40,7 @@
 
 #include <msb/error.h>
 #include <msb/node.h>
+#include <msb/stream.h>
 #include <msb/types.h>
 #include <msb/vocab.h>
 
@@ -192,7 +193,34 @@ struct msb_backend_v27 {
 	 */
 	msb_errc (*reclaim)(msb_sandbox_handle *sandbox, const char *directory,
 			    const char *working_directory, double timeout, msb_error *err);
+
+	/* ---- appended operations (issue 23): commands that talk while they run --------- */
+	/*
+	 * Everything above is the descriptor as ABI 27 first shipped it
+	 * (MSB_BACKEND_V27_BASE_SIZE bytes); a plugin built against that header has a smaller
+	 * struct_size and keeps loading. The host reads a field below only when the plugin's
+	 * struct_size covers it (MSB_BACKEND_HAS) and it is non-NULL; otherwise a call that
+	 * needs it is refused naming the operation and the plugin. Keep appended operations
+	 * together, in this order.
+	 */
+
+	/*
+	 * Optional (exec capability). exec, with stdout and stderr delivered to
+	 * stream->on_output as produced, stdin read from stream->stdin_fd as the command runs
+	 * and stream->env added (msb/stream.h says what stays exactly as exec's).
+	 */
+	msb_errc (*exec_stream)(msb_sandbox_handle *sandbox, const msb_exec_request *req,
+				const msb_exec_stream *stream, msb_exec_result *res, msb_error *err);
 };
+
+/* The size of the descriptor as ABI 27 first shipped it: what the loader requires at least. */
+#define MSB_BACKEND_V27_BASE_SIZE \
+	(offsetof(struct msb_backend_v27, reclaim) + sizeof(((struct msb_backend_v27 *)0)->reclaim))
+/* Whether descriptor `d` (a pointer) is large enough to hold `field`, appended later. */
+#define MSB_BACKEND_HAS(d, field) \
+	((d)->struct_size >= offsetof(struct msb_backend_v27, field) + sizeof((d)->field))
+/* An appended operation of descriptor `d`: the function, or NULL when absent or unset. */
+#define MSB_BACKEND_OP(d, field) (MSB_BACKEND_HAS(d, field) ? (d)->field : NULL)
 
 #if defined(__GNUC__)
 #define MSB_EXPORT __attribute__((visibility("default")))

@@ -205,6 +205,10 @@ msb_errc msb_driver_remove(msb_sandbox_handle *sandbox, const char *path,
 			   const char *working_directory, bool recursive, msb_error *err);
 msb_errc msb_driver_reclaim(msb_sandbox_handle *sandbox, const char *directory,
 			    const char *working_directory, double timeout, msb_error *err);
+/* Appended operations (msb/backend.h): the streamed exec, one exchange with the agent. */
+msb_errc msb_driver_exec_stream(msb_sandbox_handle *sandbox, const msb_exec_request *req,
+				const msb_exec_stream *stream, msb_exec_result *res,
+				msb_error *err);
 
 /* The sandbox's box (paths, name) behind a handle, e.g. for a test or a plugin's own op. */
 const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *sandbox);
@@ -247,7 +251,7 @@ msb_errc msb_driver_link_socket(const msb_driver_box *box, const char *backend, 
 	.run_code = msb_driver_run_code, .write_file = msb_driver_write_file,           \
 	.stat_file = msb_driver_stat_file, .read_file = msb_driver_read_file,           \
 	.list_dir = msb_driver_list_dir, .remove = msb_driver_remove,                   \
-	.reclaim = msb_driver_reclaim
+	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream
 
 #ifdef __cplusplus
 }

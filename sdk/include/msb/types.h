@@ -102,6 +102,14 @@ typedef struct msb_spec {
 	bool outputs_named_at_call_time;
 	const char *const *labels;           /* NULL-terminated "key=value"; opaque here */
 	msb_set identities;                  /* whose authority its host tools exercise */
+	/*
+	 * Appended (issue 23): the workload streams (exec_stream: output as produced, stdin as
+	 * it goes, terminals), so a backend whose plugin lacks the operation is refused at
+	 * route time. A flag of its own, not a word of `requires`: the seed's capability
+	 * vocabulary, which both sides of the match share with the Python package, has no
+	 * such word, and an operation of the descriptor is not a declared capability.
+	 */
+	bool streaming;
 } msb_spec;
 
 #define MSB_DEFAULT_WORK_DIR "/msb/work"

@@ -1,0 +1,204 @@
+/*
+ * test_abi_append.c — the descriptor's append rule, proved with one plugin source built
+ * twice: `good` against today's msb/backend.h, `abi27` against a verbatim copy of the
+ * header as ABI 27 first shipped (tests/fixtures/abi27_backend.h). The older build loads
+ * with its smaller struct_size, serves every operation it has exactly as before, and a call
+ * needing an appended operation it lacks is refused naming the operation and the plugin —
+ * never read past the end of its descriptor.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <msb/msb.h>
+
+#include "msb_test.h"
+
+typedef struct box {
+	msb_loader *loader;
+	msb_backend *backend;
+	msb_router *router;
+	msb_sandbox *sandbox;
+} box;
+
+static void box_open(box *b, const char *fixture)
+{
+	memset(b, 0, sizeof *b);
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_loader_new(&b->loader, &err), MSB_OK);
+	if (msb_loader_load(b->loader, fixture, NULL, &err) != MSB_OK)
+		fail_msg("load %s: %s", fixture, msb_error_message(&err));
+	if (msb_backend_open(msb_loader_at(b->loader, 0), NULL, NULL, NULL, &b->backend, &err) != MSB_OK)
+		fail_msg("open: %s", msb_error_message(&err));
+	msb_router_options o = MSB_ROUTER_OPTIONS_INIT;
+	o.min_isolation = MSB_ISO_NONE;
+	assert_int_equal(msb_router_new(&b->backend, 1, &o, &b->router, &err), MSB_OK);
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	/* Within the good fixture's narrow ceilings (1 MiB per file, 4 MiB, 16 files). */
+	spec.files_in = spec.files_out = (msb_transfer_limits){ MSB_MIB, 4 * MSB_MIB, 16 };
+	msb_key key = { "s", "t", "a", "" };
+	if (msb_router_acquire(b->router, &key, &spec, &b->sandbox, &err) != MSB_OK)
+		fail_msg("acquire: %s", msb_error_message(&err));
+}
+
+static void box_close(box *b)
+{
+	msb_sandbox_release(b->sandbox);
+	msb_router_free(b->router);
+	msb_backend_close(b->backend);
+	msb_loader_free(b->loader);
+}
+
+typedef struct got {
+	msb_buf out;
+	size_t calls;
+} got;
+
+static void on_output(void *ctx, msb_stream_id stream, const void *data, size_t len)
+{
+	got *g = ctx;
+	g->calls++;
+	if (stream == MSB_STREAM_STDOUT)
+		msb_buf_append(&g->out, data, len, NULL);
+}
+
+static msb_errc stream_echo(box *b, got *g, msb_exec_result *res, msb_error *err)
+{
+	const char *const argv[] = { "echo", "hi", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 5 };
+	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
+	st.ctx = g;
+	st.on_output = on_output;
+	return msb_sandbox_exec_stream(b->sandbox, &req, &st, res, err);
+}
+
+static void test_old_build_loads_with_its_smaller_size(void **state)
+{
+	(void)state;
+	box old, now;
+	box_open(&old, MSB_TEST_FIXTURE("abi27"));
+	box_open(&now, MSB_TEST_FIXTURE("good"));
+	const struct msb_backend_v27 *d_old = msb_plugin_descriptor(msb_loader_at(old.loader, 0));
+	const struct msb_backend_v27 *d_now = msb_plugin_descriptor(msb_loader_at(now.loader, 0));
+	assert_int_equal(d_old->struct_size, MSB_BACKEND_V27_BASE_SIZE);
+	assert_int_equal(d_now->struct_size, sizeof(struct msb_backend_v27));
+	assert_true(d_old->struct_size < d_now->struct_size);
+	assert_false(MSB_BACKEND_HAS(d_old, exec_stream));
+	assert_true(MSB_BACKEND_HAS(d_now, exec_stream));
+	box_close(&old);
+	box_close(&now);
+}
+
+static void test_old_build_serves_as_before(void **state)
+{
+	(void)state;
+	box b;
+	box_open(&b, MSB_TEST_FIXTURE("abi27"));
+	const char *const argv[] = { "echo", "hi", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 5 };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_sandbox_exec(b.sandbox, &req, &res, &err), MSB_OK);
+	assert_string_equal((char *)res.out.data, "hi\n");
+	msb_exec_result_free(&res);
+	assert_int_equal(msb_sandbox_write_file(b.sandbox, "f.txt", "x", 1, NULL, &err), MSB_OK);
+	msb_buf data = { 0 };
+	assert_int_equal(msb_sandbox_read_file(b.sandbox, "f.txt", NULL, 10, &data, &err), MSB_OK);
+	assert_int_equal(data.len, 1);
+	msb_buf_free(&data);
+	box_close(&b);
+}
+
+static void test_missing_operation_refused_naming_it_and_the_plugin(void **state)
+{
+	(void)state;
+	box b;
+	box_open(&b, MSB_TEST_FIXTURE("abi27"));
+	got g = { 0 };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(stream_echo(&b, &g, &res, &err), MSB_E_NOT_IMPLEMENTED);
+	const char *m = msb_error_message(&err);
+	assert_non_null(strstr(m, "exec_stream operation"));
+	assert_non_null(strstr(m, "'fixture_good'"));
+	assert_non_null(strstr(m, "abi27.so"));
+	assert_non_null(strstr(m, "built before the operation was appended"));
+	assert_int_equal(g.calls, 0);
+	msb_error_clear(&err);
+	box_close(&b);
+}
+
+static void test_new_build_streams(void **state)
+{
+	(void)state;
+	box b;
+	box_open(&b, MSB_TEST_FIXTURE("good"));
+	got g = { 0 };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(stream_echo(&b, &g, &res, &err), MSB_OK);
+	assert_string_equal((char *)g.out.data, "hi\n");
+	assert_int_equal(res.out.len, 0);
+	msb_buf_free(&g.out);
+	/* A bad environment name is refused before the backend, naming the entry. */
+	const char *const argv[] = { "echo", NULL };
+	const char *const env[] = { "BAD NAME=1", NULL };
+	msb_exec_request req = { .argv = argv };
+	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
+	st.env = env, st.ctx = &g, st.on_output = on_output;
+	assert_int_equal(msb_sandbox_exec_stream(b.sandbox, &req, &st, &res, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "'BAD NAME=1'"));
+	msb_error_clear(&err);
+	box_close(&b);
+}
+
+/* A spec that says `streaming: true` is refused at route time by the old build, by name. */
+static void test_streaming_spec_refused_at_route_time(void **state)
+{
+	(void)state;
+	box old, now;
+	box_open(&old, MSB_TEST_FIXTURE("abi27"));
+	box_open(&now, MSB_TEST_FIXTURE("good"));
+	msb_spec spec;
+	msb_spec_init(&spec, "live");
+	spec.files_in = spec.files_out = (msb_transfer_limits){ MSB_MIB, 4 * MSB_MIB, 16 };
+	spec.streaming = true;
+	msb_error err = MSB_ERROR_INIT;
+	const msb_backend *chosen = NULL;
+	assert_int_equal(msb_router_ensure_can_serve(old.router, &spec, &chosen, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	const char *m = msb_error_message(&err);
+	assert_non_null(strstr(m, "exec_stream operation"));
+	assert_non_null(strstr(m, "abi27.so"));
+	assert_non_null(strstr(m, "streaming: true"));
+	msb_error_clear(&err);
+	msb_key key = { "s", "t2", "a", "" };
+	msb_sandbox *sb = NULL;
+	assert_int_equal(msb_router_acquire(old.router, &key, &spec, &sb, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	assert_null(sb);
+	msb_error_clear(&err);
+	assert_int_equal(msb_router_ensure_can_serve(now.router, &spec, &chosen, &err), MSB_OK);
+	/* Not asked: the old build serves the same spec as before. */
+	spec.streaming = false;
+	assert_int_equal(msb_router_ensure_can_serve(old.router, &spec, &chosen, &err), MSB_OK);
+	box_close(&old);
+	box_close(&now);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_old_build_loads_with_its_smaller_size),
+		cmocka_unit_test(test_old_build_serves_as_before),
+		cmocka_unit_test(test_missing_operation_refused_naming_it_and_the_plugin),
+		cmocka_unit_test(test_new_build_streams),
+		cmocka_unit_test(test_streaming_spec_refused_at_route_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
