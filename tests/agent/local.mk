@@ -66,7 +66,7 @@ fuzz-agent: $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%) $(top_srcdir)/tests/agent/fuzz_
 # An agent impostor (tests/backends/forged_caps.c configures a backend to start it): linked
 # from the protocol's sources alone, static like msb-agent, so it runs wherever that does.
 check_PROGRAMS += tests/agent/forged_agent
-tests_agent_forged_agent_SOURCES = tests/agent/forged_agent.c $(MSB_AGENT_PROTO_SOURCES) \
+tests_agent_forged_agent_SOURCES = tests/agent/forged_agent.c $(MSB_AGENT_PROTO_SOURCES) sdk/lib/env.c \
 	sdk/lib/error.c sdk/lib/buf.c
 tests_agent_forged_agent_CFLAGS = $(WARN_CFLAGS)
 tests_agent_forged_agent_LDFLAGS = -all-static
