@@ -232,14 +232,17 @@ static void read_host(sx *s)
 	feed_stdin(s);
 }
 
-static void kill_tree(pid_t pid)
+/* The command's group; what left it is found by the tree walk once the command is reaped. */
+static void kill_group(pid_t pid, agent_tree *tree)
 {
+	agent_tree_started(tree, pid); /* while it still exists: its orphans are told by it */
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 }
 
 /* Supervise until the command is over and its output is all sent (or the host is gone). */
-static void supervise(sx *s, pid_t pid, uint64_t timeout_ms, int *status, bool *timed_out)
+static void supervise(sx *s, pid_t pid, uint64_t timeout_ms, int *status, bool *timed_out,
+		      agent_tree *tree, int *reach)
 {
 	int64_t deadline = msb_agent_now_ms() + (int64_t)timeout_ms;
 	int64_t drain_until = 0, flush_until = 0;
@@ -254,11 +257,14 @@ static void supervise(sx *s, pid_t pid, uint64_t timeout_ms, int *status, bool *
 		int64_t now = msb_agent_now_ms();
 		if (!over && (s->host_gone || s->bad.code != MSB_OK || now >= deadline)) {
 			*timed_out = !s->host_gone && s->bad.code == MSB_OK;
-			kill_tree(pid);
+			kill_group(pid, tree);
 			if (!exited)
 				while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 					;
 			exited = true;
+			/* Then everything else it started however it detached (setsid, a double fork,
+			 * setpgid), as a buffered exec's timeout does: the runner is a subreaper. */
+			*reach = agent_tree_kill(tree);
 			/* What the killed group had already written (a daemon that left the group may
 			 * hold a pipe open: what is there now, not its end). */
 			for (int i = 0; i < 2; i++)
@@ -353,12 +359,16 @@ msb_errc agent_exec_stream(int rfd, int wfd, uint32_t id, const msb_agent_reques
 	int fds[3], slave = -1;
 	s.tty = -1;
 	msb_errc rc = req->rows ? open_terminal(req, &s.tty, &slave, err) : MSB_OK;
+	/* What is below us already (an earlier command's daemons) is noted before this starts. */
+	agent_tree tree;
+	agent_tree_begin(&tree);
 	if (rc == MSB_OK)
 		rc = agent_command_start(req->argv, req->env, cwd, slave, &pid, fds, err);
 	free(cwd);
 	if (slave >= 0)
 		close(slave);
 	if (rc != MSB_OK) {
+		agent_tree_end(&tree);
 		if (s.tty >= 0)
 			close(s.tty);
 		return rc;
@@ -380,9 +390,10 @@ msb_errc agent_exec_stream(int rfd, int wfd, uint32_t id, const msb_agent_reques
 		old_flags = fcntl(wfd, F_GETFL);
 		fcntl(wfd, F_SETFL, old_flags | O_NONBLOCK);
 	}
-	int status = 0;
+	int status = 0, reach = 0;
 	bool timed_out = false;
-	supervise(&s, pid, timeout_ms, &status, &timed_out);
+	supervise(&s, pid, timeout_ms, &status, &timed_out, &tree, &reach);
+	agent_tree_end(&tree);
 	if (old_flags >= 0)
 		fcntl(wfd, F_SETFL, old_flags);
 	for (int i = 0; i < 2; i++)
@@ -400,6 +411,8 @@ msb_errc agent_exec_stream(int rfd, int wfd, uint32_t id, const msb_agent_reques
 				 (s.truncated[0] ? MSB_AGENT_F_OUT_TRUNCATED : 0) |
 				 (s.truncated[1] ? MSB_AGENT_F_ERR_TRUNCATED : 0);
 		rc = agent_put_status(reply, status, flags, err);
+		if (rc == MSB_OK && timed_out)
+			rc = msb_agent_put_u32(reply, MSB_TAG_KILL_REACH, (uint32_t)reach, err);
 	}
 	msb_buf_free(&s.in);
 	msb_buf_free(&s.pend);

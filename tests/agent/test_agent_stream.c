@@ -212,6 +212,41 @@ static void test_timeout_keeps_what_was_sent(void **state)
 	seen_free(&s);
 }
 
+/* A streamed command's timeout reaches what it started, however it detached. */
+static void test_timeout_kills_what_left_the_group(void **state)
+{
+	ctx *c = *state;
+	char pidfile[] = "/tmp/msb-stream-tree-XXXXXX";
+	int fd = mkstemp(pidfile);
+	assert_true(fd >= 0);
+	close(fd);
+	char script[256];
+	snprintf(script, sizeof script,
+		 "setsid sh -c 'echo $$ > %s; exec sleep 300' & sleep 30", pidfile);
+	const char *const argv[] = { "sh", "-c", script, NULL };
+	seen s = { .answer_fd = -1 };
+	msb_exec_result res = { 0 };
+	assert_int_equal(stream_argv(c->client, argv, 1, 0, NULL, -1, &s, &res, NULL), MSB_OK);
+	assert_true(res.timed_out);
+	assert_int_equal(res.kill_reach, MSB_REACH_TREE);
+	FILE *f = fopen(pidfile, "r");
+	long pid = 0;
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld", &pid), 1);
+	fclose(f);
+	unlink(pidfile);
+	assert_true(pid > 1);
+	/* gone, not merely signalled: the subreaper reaped it */
+	for (int i = 0; i < 200 && kill((pid_t)pid, 0) == 0; i++)
+		usleep(10000);
+	if (kill((pid_t)pid, 0) == 0) {
+		kill((pid_t)pid, SIGKILL);
+		fail_msg("the setsid child %ld outlived its command's timeout", pid);
+	}
+	msb_exec_result_free(&res);
+	seen_free(&s);
+}
+
 static void test_cannot_start(void **state)
 {
 	ctx *c = *state;
@@ -359,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_environment_per_exec),
 		cmocka_unit_test(test_caps_and_truncation),
 		cmocka_unit_test(test_timeout_keeps_what_was_sent),
+		cmocka_unit_test(test_timeout_kills_what_left_the_group),
 		cmocka_unit_test(test_cannot_start),
 		cmocka_unit_test(test_over_a_socket),
 		cmocka_unit_test(test_hang_up_kills_the_command),
