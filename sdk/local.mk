@@ -34,3 +34,4 @@ EXTRA_DIST += sdk/msb.pc.in
 include sdk/confine/confine.mk
 include sdk/agent/agent.mk
 include sdk/cgroup/cgroup.mk
+include sdk/egress/egress.mk

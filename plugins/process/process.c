@@ -265,6 +265,7 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	cfg.work_alias = box->spec->work_dir; /* the guest path means the per-sandbox directory */
 	cfg.uid = pc->uid;
 	cfg.gid = pc->gid;
+	msb_driver_egress_agent_config(box, &cfg);
 	char **argv = NULL;
 	char listen_fd[16];
 	snprintf(listen_fd, sizeof listen_fd, "%d", LISTEN_FD);
@@ -387,6 +388,8 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	b.stop = process_stop;
 	b.pid_ends_all = true; /* the agent is its pid namespace's init */
 	b.configure = process_configure;
+	/* The host's file system is the guest's: the egress socket is at the same path. */
+	b.egress = true;
 	return msb_driver_init(&b, config, host, keys, self, err);
 }
 
@@ -394,6 +397,6 @@ MSB_BACKEND_DEFINE(
 	.name = "process",
 	/* os_process: a separate process tree, sharing the host's kernel and filesystem. */
 	.isolation = "os_process",
-	.declarations = MSB_DRIVER_DECLARATIONS,
+	.declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 	.init = process_init,
 	MSB_DRIVER_OPERATIONS);

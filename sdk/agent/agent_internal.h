@@ -22,6 +22,7 @@ typedef struct agent_conf {
 	msb_agent_rlimits rlimits;
 	const char *path_env;
 	pid_t supervisor;         /* the process that owns every command (the subreaper) */
+	bool egress_proxy;        /* commands get HTTP(S)_PROXY for the egress forwarder */
 } agent_conf;
 
 extern agent_conf agent;
@@ -64,5 +65,13 @@ void agent_signal_ready(int fd);
 int agent_serve_listen(int lfd, int ready_fd);
 /* Kill every descendant of this process and reap them, until none are left (bounded). */
 void agent_kill_descendants(void);
+
+/*
+ * Start the egress forwarder (egress_forward.c): bind its loopback listeners now, then loop
+ * in a child that calls drop(drop_arg) first. -1 when a listener cannot be bound.
+ */
+int agent_egress_start(const char *socket_path, char **names, size_t n_names,
+		       const unsigned *ports, size_t n_ports, void (*drop)(const void *),
+		       const void *drop_arg);
 
 #endif
