@@ -12,3 +12,4 @@ include tests/agent/local.mk
 include tests/backends/local.mk
 include tests/conformance/local.mk
 include tests/bench/local.mk
+include tests/egress/local.mk

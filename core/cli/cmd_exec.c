@@ -12,11 +12,12 @@
 
 static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
-	"                [--workdir DIR] [--stdin] [--json] -- ARGV…\n\n"
+	"                [--workdir DIR] [--stdin] [-v] [--json] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
 	"stdout and stderr through. --stdin forwards msb's standard input to the command.\n"
 	"Exit status: the command's own; 124 when it timed out; 125 when msb failed (refused,\n"
-	"or the sandbox could not run it), with the error line saying why.\n";
+	"or the sandbox could not run it), with the error line saying why. -v prints each egress\n"
+	"decision of an allowlist sandbox on stderr (a JSON object a line with --json).\n";
 
 /* All of stdin, for --stdin. */
 static msb_errc read_all(int fd, msb_buf *buf, msb_error *err)
@@ -39,13 +40,14 @@ int msb_cmd_exec(int argc, char **argv)
 		MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
-		{ "stdin", no_argument, NULL, OPT_STDIN }, { 0 }
+		{ "stdin", no_argument, NULL, OPT_STDIN },
+		{ "verbose", no_argument, NULL, 'v' }, { 0 }
 	};
 	msb_cli_key key = { 0 };
 	msb_exec_request req = { 0 };
 	bool forward_stdin = false;
 	msb_error err = MSB_ERROR_INIT;
-	for (int c; (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1;) {
+	for (int c; (c = getopt_long(argc, argv, "c:hv", longopts, NULL)) != -1;) {
 		if (msb_cli_key_option(&key, c, optarg))
 			continue;
 		if (c == OPT_TIMEOUT) {
@@ -58,6 +60,8 @@ int msb_cmd_exec(int argc, char **argv)
 			req.working_directory = optarg;
 		} else if (c == OPT_STDIN) {
 			forward_stdin = true;
+		} else if (c == 'v') {
+			msb_cli.egress_verbose = true;
 		} else if (msb_cli_common_option(c, usage) != 1) {
 			return msb_cli_usage_error("unknown option");
 		}

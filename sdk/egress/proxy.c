@@ -405,7 +405,7 @@ static void on_relay(msb_egress_proxy *p, eg_conn *c, short rg, short ru)
 
 static void on_accept(msb_egress_proxy *p, eg_sandbox *s)
 {
-	for (int i = 0; i < 64; i++) {
+	for (int i = 0; i < 256; i++) {
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
@@ -686,6 +686,8 @@ msb_errc msb_egress_proxy_serve(msb_egress_proxy *p, const msb_key *key,
 					   socket_path);
 	}
 	chmod(socket_path, 0666);
+	/* A deep queue, so a burst is refused by the proxy (and reported), not by the kernel. */
+	listen(s->lfd, 4096);
 	set_nonblock(s->lfd);
 	s->next = p->sandboxes;
 	p->sandboxes = s;

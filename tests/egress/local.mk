@@ -1,0 +1,9 @@
+# tests/egress: `egress: allowlist` (sdk/egress) — its policy and proxy alone, and on the
+# real backends, attacked from inside against link-local peers in a namespace the test makes.
+check_PROGRAMS += tests/egress/test_egress_process
+TESTS += tests/egress/test_egress_process
+tests_egress_test_egress_process_SOURCES = tests/egress/test_egress_backend.c tests/egress/egress_peer.h
+tests_egress_test_egress_process_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"process"'
+tests_egress_test_egress_process_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_egress_test_egress_process_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	plugins/process/process.la sdk/agent/msb-agent
