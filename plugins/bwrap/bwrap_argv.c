@@ -164,6 +164,9 @@ msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char
 		push_fd(&b, "--bind-fd", l->work_fd, l->work_guest);
 	if (l->agent_fd >= 0)
 		push_fd(&b, "--ro-bind-fd", l->agent_fd, MSB_BWRAP_GUEST_AGENT);
+	/* Read-only: the guest may connect to the proxy's socket, never replace it. */
+	if (l->egress_dir)
+		push3(&b, "--ro-bind", l->egress_dir, l->egress_dir);
 	if (l->seccomp_fd >= 0) {
 		char num[16];
 		snprintf(num, sizeof num, "%d", l->seccomp_fd);

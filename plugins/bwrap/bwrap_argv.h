@@ -21,6 +21,8 @@ typedef struct msb_bwrap_layout {
 	int agent_fd;           /* O_PATH fd of the static agent, bound read-only */
 	int seccomp_fd;         /* the compiled filter */
 	uint64_t tmp_size;      /* 0: bwrap's default tmpfs size */
+	const char *egress_dir; /* `egress: allowlist`: the host proxy's socket directory, bound
+				 * read-only at the same path inside (msb/egress.h); NULL: none */
 	bool netns_joined;      /* the launch joins a network namespace made ahead (msb/netns.h):
 				 * bwrap keeps it rather than making its own */
 } msb_bwrap_layout;

@@ -5,4 +5,5 @@ sdk_libmsb_sdk_la_SOURCES += \
 	sdk/egress/egress_internal.h \
 	sdk/egress/policy.c \
 	sdk/egress/http.c \
-	sdk/egress/proxy.c
+	sdk/egress/proxy.c \
+	sdk/egress/netns_ports.c

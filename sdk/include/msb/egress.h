@@ -118,6 +118,13 @@ static inline void msb_egress_guest_address(size_t index, char out[16])
 	snprintf(out, 16, "127.0.%u.%u", (unsigned)(1 + index / 250), (unsigned)(1 + index % 250));
 }
 
+/*
+ * Let an unprivileged forwarder bind the allowed ports (80, 443 are below 1024) inside the
+ * network namespace `netns_fd` (ip_unprivileged_port_start = 0 there, per namespace). For a
+ * boundary that drops every capability; the namespace must hold loopback alone.
+ */
+msb_errc msb_egress_netns_low_ports(int netns_fd, msb_error *err);
+
 /* One message from forwarder to host, the first bytes on a connection to the socket. */
 #define MSB_EGRESS_MAGIC 0x4542534du /* "MSBE" */
 enum { MSB_EGRESS_NAMED = 1, MSB_EGRESS_PROXY = 2 };
