@@ -37,8 +37,9 @@ bool eg_is_address(const char *name)
 	} else {
 		memcpy(bare, name, len + 1);
 	}
+	struct in_addr legacy; /* inet_aton's forms too: 0x7f.1, 2130706433, 0177.0.0.1 */
 	return inet_pton(AF_INET, bare, buf) == 1 || inet_pton(AF_INET6, bare, buf) == 1 ||
-	       strspn(bare, "0123456789.xX") == strlen(bare); /* 0x7f.1, 2130706433 */
+	       inet_aton(bare, &legacy) != 0;
 }
 
 /* "host[:port]" or "[v6]:port" into host/port; false when malformed. */
@@ -66,6 +67,9 @@ static bool split_authority(const char *a, size_t len, bool port_required, char 
 		return false;
 	memcpy(host, a, hlen);
 	host[hlen] = '\0';
+	/* userinfo@host: refused, so no parser downstream reads another host out of it. */
+	if (strchr(host, '@'))
+		return false;
 	if (!colon) {
 		*port = 80;
 		return !port_required;
@@ -82,9 +86,6 @@ static bool split_authority(const char *a, size_t len, bool port_required, char 
 	if (p == 0 || p > 65535)
 		return false;
 	*port = p;
-	for (size_t i = 0; i < hlen; i++)
-		if (host[i] == '@')
-			return false;
 	return true;
 }
 

@@ -18,6 +18,8 @@
 
 #include <msb/egress.h>
 
+#include "egress_internal.h"
+
 void msb_egress_config_defaults(msb_egress_config *c)
 {
 	memset(c, 0, sizeof *c);
@@ -236,13 +238,7 @@ msb_errc msb_egress_allow_check(const char *const *allow, msb_error *err)
 	size_t n = 0;
 	for (; allow && allow[n]; n++) {
 		const char *h = allow[n];
-		struct sockaddr_storage sa;
-		socklen_t len;
-		char bare[64];
-		snprintf(bare, sizeof bare, "%s", h[0] == '[' ? h + 1 : h);
-		if (bare[0] && bare[strlen(bare) - 1] == ']')
-			bare[strlen(bare) - 1] = '\0';
-		if (parse_address(bare, &sa, &len))
+		if (eg_is_address(h))
 			return msb_error_set(err, MSB_E_VALUE, "egress_allow refused by the egress "
 					     "enforcer: '%.255s' is an address, and it allows names "
 					     "only (the host resolves them and refuses private ranges)", h);

@@ -15,3 +15,10 @@ tests_egress_test_egress_bwrap_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEG
 tests_egress_test_egress_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_egress_test_egress_bwrap_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	plugins/bwrap/bwrap.la sdk/agent/msb-agent
+
+# The policy and the request parse alone (http.c compiled in: its parse is not exported).
+check_PROGRAMS += tests/egress/test_egress_policy
+TESTS += tests/egress/test_egress_policy
+tests_egress_test_egress_policy_SOURCES = tests/egress/test_egress_policy.c sdk/egress/http.c
+tests_egress_test_egress_policy_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_egress_test_egress_policy_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
