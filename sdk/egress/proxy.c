@@ -30,7 +30,7 @@
 
 #define HELLO_MS 5000
 #define CONNECT_MS 10000
-#define BUF_CAP (64 * 1024)
+#define PIPE_CAP (1024 * 1024) /* asked of each direction's pipe; the kernel may give less */
 
 typedef struct eg_sandbox {
 	char *path;
@@ -45,10 +45,15 @@ typedef struct eg_sandbox {
 
 typedef enum eg_state { ST_HELLO, ST_HEAD, ST_CONNECTING, ST_RELAY } eg_state;
 
-typedef struct eg_buf {
-	size_t off, len;
-	char data[BUF_CAP];
-} eg_buf;
+/*
+ * One direction of a relay: a pipe the bytes are spliced through, socket to pipe to socket,
+ * never copied into this process (what keeps a bulk transfer near a direct copy).
+ */
+typedef struct eg_pipe {
+	int r, w;
+	size_t pending; /* in the pipe, not yet sent on */
+	size_t cap;
+} eg_pipe;
 
 typedef struct eg_conn {
 	eg_sandbox *sb;
@@ -58,7 +63,7 @@ typedef struct eg_conn {
 	int64_t deadline;
 	uint64_t bytes;
 	eg_http_head head;
-	eg_buf *to_up, *to_guest;
+	eg_pipe to_up, to_guest;
 	struct eg_conn *next;
 } eg_conn;
 
@@ -130,9 +135,15 @@ static void conn_close(eg_conn *c, bool reset)
 	if (c->up >= 0)
 		close(c->up);
 	c->guest = c->ctl = c->up = -1;
-	free(c->to_up);
-	free(c->to_guest);
-	c->to_up = c->to_guest = NULL;
+	eg_pipe *ps[2] = { &c->to_up, &c->to_guest };
+	for (int i = 0; i < 2; i++) {
+		if (ps[i]->r >= 0)
+			close(ps[i]->r);
+		if (ps[i]->w >= 0)
+			close(ps[i]->w);
+		ps[i]->r = ps[i]->w = -1;
+		ps[i]->pending = 0;
+	}
 	if (!c->dead && c->sb->open)
 		c->sb->open--;
 	c->dead = true;
@@ -312,20 +323,32 @@ static void on_head(msb_egress_proxy *p, eg_conn *c)
 	decide(p, c, hd->host, hd->port);
 }
 
-static eg_buf *buf_new(void)
+static bool pipe_open(eg_pipe *p)
 {
-	eg_buf *b = malloc(sizeof *b);
-	if (b)
-		b->off = b->len = 0;
-	return b;
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
+		return false;
+	p->r = fds[0];
+	p->w = fds[1];
+	p->pending = 0;
+	int got = fcntl(p->w, F_SETPIPE_SZ, PIPE_CAP);
+	if (got <= 0)
+		got = fcntl(p->w, F_GETPIPE_SZ);
+	p->cap = got > 0 ? (size_t)got : 65536;
+	return true;
 }
 
-static void buf_put(eg_buf *b, const void *data, size_t len)
+/* Bytes the proxy itself says first (a status line, a rewritten head): into the empty pipe. */
+static void pipe_put(eg_pipe *p, const void *data, size_t len)
 {
-	if (len > BUF_CAP - b->len)
-		len = BUF_CAP - b->len;
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
+	while (len) {
+		ssize_t n = write(p->w, data, len);
+		if (n <= 0)
+			return;
+		p->pending += (size_t)n;
+		data = (const char *)data + n;
+		len -= (size_t)n;
+	}
 }
 
 static void on_connected(msb_egress_proxy *p, eg_conn *c)
@@ -340,33 +363,32 @@ static void on_connected(msb_egress_proxy *p, eg_conn *c)
 		conn_close(c, !c->proxied);
 		return;
 	}
-	c->to_up = buf_new();
-	c->to_guest = buf_new();
-	if (!c->to_up || !c->to_guest) {
+	if (!pipe_open(&c->to_up) || !pipe_open(&c->to_guest)) {
 		conn_close(c, true);
 		return;
 	}
 	if (c->proxied && c->tunnel) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-		buf_put(c->to_guest, ok, sizeof ok - 1);
-		buf_put(c->to_up, c->head.raw + c->head.head_len, c->head.len - c->head.head_len);
+		pipe_put(&c->to_guest, ok, sizeof ok - 1);
+		pipe_put(&c->to_up, c->head.raw + c->head.head_len, c->head.len - c->head.head_len);
 	} else if (c->proxied) {
 		/* The request in origin form, then whatever followed its head. */
-		buf_put(c->to_up, c->head.rewritten, c->head.rewritten_len);
-		buf_put(c->to_up, c->head.raw + c->head.head_len, c->head.len - c->head.head_len);
+		pipe_put(&c->to_up, c->head.rewritten, c->head.rewritten_len);
+		pipe_put(&c->to_up, c->head.raw + c->head.head_len, c->head.len - c->head.head_len);
 	}
 	c->st = ST_RELAY;
 	c->deadline = now_ms() + (int64_t)(p->cfg.idle_timeout * 1000);
 }
 
-/* Move bytes from `from` into `b`, then from `b` to `to`; false when the connection ends. */
-static bool pump(msb_egress_proxy *p, eg_conn *c, int from, int to, eg_buf *b, bool *eof,
-		 short rev_from, short rev_to)
+/* Splice from `from` into the pipe, then from the pipe to `to`; false when it ends badly. */
+static bool pump(msb_egress_proxy *p, eg_conn *c, int from, int to, eg_pipe *b, bool *eof,
+		 short rev_from)
 {
-	if ((rev_from & (POLLIN | POLLHUP | POLLERR)) && !*eof && b->len < BUF_CAP) {
-		ssize_t n = recv(from, b->data + b->len, BUF_CAP - b->len, MSG_DONTWAIT);
+	if ((rev_from & (POLLIN | POLLHUP | POLLERR)) && !*eof && b->pending < b->cap) {
+		ssize_t n = splice(from, NULL, b->w, NULL, b->cap - b->pending,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0) {
-			b->len += (size_t)n;
+			b->pending += (size_t)n;
 			c->bytes += (uint64_t)n;
 			c->deadline = now_ms() + (int64_t)(p->cfg.idle_timeout * 1000);
 		} else if (n == 0) {
@@ -375,31 +397,28 @@ static bool pump(msb_egress_proxy *p, eg_conn *c, int from, int to, eg_buf *b, b
 			return false;
 		}
 	}
-	(void)rev_to; /* a send that cannot proceed says EAGAIN: cheaper than a second poll */
-	if (b->len > b->off) {
-		ssize_t n = send(to, b->data + b->off, b->len - b->off, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n > 0) {
-			b->off += (size_t)n;
-			if (b->off == b->len)
-				b->off = b->len = 0;
-		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+	/* A send that cannot proceed says EAGAIN: cheaper than waiting for POLLOUT first. */
+	if (b->pending) {
+		ssize_t n = splice(b->r, NULL, to, NULL, b->pending, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0)
+			b->pending -= (size_t)n;
+		else if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return false;
-		}
 	}
-	if (*eof && b->len == 0)
+	if (*eof && b->pending == 0)
 		shutdown(to, SHUT_WR);
 	return true;
 }
 
 static void on_relay(msb_egress_proxy *p, eg_conn *c, short rg, short ru)
 {
-	bool ok = pump(p, c, c->guest, c->up, c->to_up, &c->guest_eof, rg, ru) &&
-		  pump(p, c, c->up, c->guest, c->to_guest, &c->up_eof, ru, rg);
+	bool ok = pump(p, c, c->guest, c->up, &c->to_up, &c->guest_eof, rg) &&
+		  pump(p, c, c->up, c->guest, &c->to_guest, &c->up_eof, ru);
 	if (!ok || c->bytes > p->cfg.max_bytes) {
 		conn_close(c, true);
 		return;
 	}
-	if (c->guest_eof && c->up_eof && !c->to_up->len && !c->to_guest->len)
+	if (c->guest_eof && c->up_eof && !c->to_up.pending && !c->to_guest.pending)
 		conn_close(c, false);
 }
 
@@ -417,6 +436,7 @@ static void on_accept(msb_egress_proxy *p, eg_sandbox *s)
 		c->sb = s;
 		c->ctl = fd;
 		c->guest = c->up = -1;
+		c->to_up.r = c->to_up.w = c->to_guest.r = c->to_guest.w = -1;
 		c->st = ST_HELLO;
 		c->deadline = now_ms() + HELLO_MS;
 		c->next = p->conns;
@@ -444,8 +464,8 @@ static short want_guest(const eg_conn *c)
 	case ST_CONNECTING:
 		return 0;
 	case ST_RELAY:
-		return (short)((!c->guest_eof && c->to_up->len < BUF_CAP ? POLLIN : 0) |
-			       (c->to_guest->len > c->to_guest->off ? POLLOUT : 0));
+		return (short)((!c->guest_eof && c->to_up.pending < c->to_up.cap ? POLLIN : 0) |
+			       (c->to_guest.pending ? POLLOUT : 0));
 	}
 	return 0;
 }
@@ -456,8 +476,8 @@ static short want_up(const eg_conn *c)
 		return POLLOUT;
 	if (c->st != ST_RELAY)
 		return 0;
-	return (short)((!c->up_eof && c->to_guest->len < BUF_CAP ? POLLIN : 0) |
-		       (c->to_up->len > c->to_up->off ? POLLOUT : 0));
+	return (short)((!c->up_eof && c->to_guest.pending < c->to_guest.cap ? POLLIN : 0) |
+		       (c->to_up.pending ? POLLOUT : 0));
 }
 
 /* Drop closed connections and forgotten sandboxes (the loop's own, under the lock). */
