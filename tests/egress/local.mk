@@ -22,3 +22,7 @@ TESTS += tests/egress/test_egress_policy
 tests_egress_test_egress_policy_SOURCES = tests/egress/test_egress_policy.c sdk/egress/http.c
 tests_egress_test_egress_policy_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_egress_test_egress_policy_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+
+# The conformance kit's egress suite on process and bwrap, allowlist half for real.
+TESTS += tests/egress/conformance.sh
+EXTRA_DIST += tests/egress/conformance.sh
