@@ -36,11 +36,13 @@ static const char probe_script[] =
 
 typedef enum reach { REACH_ERROR = -2, REACH_NO_TOOL = -1, REACH_NO = 0, REACH_YES = 1 } reach;
 
-static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
+/* Reach `host` (a name or an address) on `port` with the guest's own tools. */
+static reach attempt_at(conf_run *run, conf_box *box, const char *host, unsigned port,
+			conf_peer *peer)
 {
-	char port[16];
-	snprintf(port, sizeof(port), "%u", peer->port);
-	const char *args[] = { peer->address, port, NULL };
+	char port_text[16];
+	snprintf(port_text, sizeof(port_text), "%u", port);
+	const char *args[] = { host, port_text, NULL };
 	unsigned before = conf_peer_connections(peer);
 	msb_exec_result res;
 	msb_error err = MSB_ERROR_INIT;
@@ -58,6 +60,11 @@ static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
 	msb_exec_result_free(&res);
 	msb_error_clear(&err);
 	return r;
+}
+
+static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
+{
+	return attempt_at(run, box, peer->address, peer->port, peer);
 }
 
 static bool start_peer(conf_run *run, conf_box *box, conf_peer *peer, const char *address)
@@ -193,29 +200,6 @@ static void allow_world_down(allow_world *w)
 	w->loop_up = w->np_up = false;
 }
 
-/* Reach `host` (a name or an address) on port 80 with the guest's own tools. */
-static reach attempt_host(conf_run *run, conf_box *box, const char *host, conf_peer *peer)
-{
-	const char *args[] = { host, "80", NULL };
-	unsigned before = conf_peer_connections(peer);
-	msb_exec_result res;
-	msb_error err = MSB_ERROR_INIT;
-	msb_errc rc = conf_sh(run, box, NULL, probe_script, args, 30, &res, &err);
-	reach r = REACH_NO;
-	if (rc != MSB_OK) {
-		conf_fail_call(run, "exec of the connection attempt to run", &err);
-		r = REACH_ERROR;
-	} else if (conf_peer_connections(peer) > before ||
-		   (res.out.len && strstr((const char *)res.out.data, peer->token))) {
-		r = REACH_YES;
-	} else if (res.out.len && strstr((const char *)res.out.data, "tool=none")) {
-		r = REACH_NO_TOOL;
-	}
-	msb_exec_result_free(&res);
-	msb_error_clear(&err);
-	return r;
-}
-
 /* When the backend says it observes egress, its report of this decision must arrive. */
 static void expect_observed(conf_run *run, bool allowed, const char *destination)
 {
@@ -233,7 +217,7 @@ static void case_allowlist_listed(conf_run *run)
 {
 	allow_world w;
 	if (allow_world_up(run, &w)) {
-		reach r = attempt_host(run, w.box, MSB_CONFORMANCE_LISTED_HOST, &w.np.listed);
+		reach r = attempt_at(run, w.box, MSB_CONFORMANCE_LISTED_HOST, 80, &w.np.listed);
 		if (r == REACH_NO_TOOL)
 			conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
 		else if (r == REACH_NO)
@@ -258,7 +242,7 @@ static void refused_case(conf_run *run, int which)
 			"the listed name's address, dialled as a literal, unreachable",
 			"a listed name resolving to the host's loopback unreachable",
 		};
-		reach r = attempt_host(run, w.box, host, peer);
+		reach r = attempt_at(run, w.box, host, 80, peer);
 		if (r == REACH_NO_TOOL)
 			conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
 		else if (r == REACH_YES)

@@ -166,10 +166,11 @@ static void deny(msb_egress_proxy *p, eg_conn *c, const char *name, unsigned por
 {
 	report(p, c, name, port, false, why);
 	if (c->proxied && c->guest >= 0) {
-		char msg[512];
+		char msg[768], shown[260];
+		eg_printable(name, shown, sizeof shown);
 		int n = snprintf(msg, sizeof msg, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
 				 "Connection: close\r\n\r\nmsb egress: %s:%u refused: %s\n",
-				 "destination", port, why);
+				 shown, port, why);
 		if (n > 0)
 			(void)!send(c->guest, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1,
 				    MSG_NOSIGNAL | MSG_DONTWAIT);
