@@ -346,7 +346,9 @@ static void test_refused_ranges(void **state)
 	const char *out = guest("raw", "127.0.1.2", "80", "GET / HTTP/1.0\\r\\n\\r\\n", NULL);
 	assert_null(strstr(out, "200 OK"));
 	/* A refusal is a reset the guest sees at once, not a connection left to time out. */
-	assert_non_null(strstr(out, "ERR:ConnectionResetError"));
+	/* (the reset may meet the request's send or the read of its answer) */
+	assert_true(strstr(out, "ConnectionResetError") || strstr(out, "BrokenPipeError"));
+	assert_null(strstr(out, "timeout"));
 	assert_true(seen_wait("DENY loop.test:80 key=conv/t1 (it resolves only to refused addresses (loopback 127.0.0.0/8))"));
 	out = guest("raw", "127.0.0.1", "3128", "CONNECT meta.test:80 HTTP/1.1\\r\\n\\r\\n", NULL);
 	assert_non_null(strstr(out, "403"));
