@@ -26,3 +26,5 @@ tests_egress_test_egress_policy_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCK
 # The conformance kit's egress suite on process and bwrap, allowlist half for real.
 TESTS += tests/egress/conformance.sh
 EXTRA_DIST += tests/egress/conformance.sh
+TESTS += tests/egress/cli_verbose.sh
+EXTRA_DIST += tests/egress/cli_verbose.sh
