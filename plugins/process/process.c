@@ -8,7 +8,8 @@
  * the agent, so killing the agent kills everything in it), resource limits (rlimits from
  * config), a scrubbed environment, a per-sandbox work directory, an optional unprivileged
  * uid, and `egress: closed` enforced by an empty network namespace (loopback only: no route
- * anywhere, not even to the host's own loopback).
+ * anywhere, not even to the host's own loopback), and `egress: allowlist` through the SDK's
+ * proxy (msb/egress.h): that namespace, a forwarder in the agent, a unix socket out.
  *
  * Everything else — the state directory, the key's lock, reuse, disposal, every sandbox
  * operation — is the SDK's driver (msb/driver.h).
