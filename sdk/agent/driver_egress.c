@@ -59,6 +59,32 @@ msb_errc driver_egress_check(msb_backend_instance *inst, const msb_spec *spec, m
 	return rc;
 }
 
+/* <dir>/egress/hosts: every allowed name at its loopback address (msb/egress.h). */
+static msb_errc write_hosts(msb_backend_instance *inst, driver_paths *p, const msb_spec *spec,
+			    msb_error *err)
+{
+	char *path = msb_driver_path(p->egress_dir, MSB_EGRESS_HOSTS_LEAF);
+	FILE *f = path ? fopen(path, "we") : NULL;
+	if (!f) {
+		msb_errc rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend %s: sandbox %s: "
+						  "cannot write %s", inst->boundary.name, p->name,
+						  path ? path : "the hosts file");
+		free(path);
+		return rc;
+	}
+	fputs("127.0.0.1\tlocalhost\n::1\tlocalhost\n", f);
+	for (size_t i = 0; spec->egress_allow && spec->egress_allow[i]; i++) {
+		char addr[16];
+		msb_egress_guest_address(i, addr);
+		fprintf(f, "%s\t%s\n", addr, spec->egress_allow[i]);
+	}
+	bool ok = fclose(f) == 0;
+	chmod(path, 0644);
+	free(path);
+	return ok ? MSB_OK : msb_error_set(err, MSB_E_BACKEND, "backend %s: sandbox %s: the hosts "
+					   "file could not be written", inst->boundary.name, p->name);
+}
+
 msb_errc driver_egress_prepare(msb_backend_instance *inst, driver_paths *p, const msb_spec *spec,
 			       msb_error *err)
 {
@@ -71,8 +97,10 @@ msb_errc driver_egress_prepare(msb_backend_instance *inst, driver_paths *p, cons
 					   inst->boundary.name, p->name, p->egress_dir);
 	chmod(p->egress_dir, 0711);
 	chmod(p->dir, 0711);
-	p->box.egress_socket = p->egress_sock;
-	return MSB_OK;
+	msb_errc rc = write_hosts(inst, p, spec, err);
+	if (rc == MSB_OK)
+		p->box.egress_socket = p->egress_sock;
+	return rc;
 }
 
 msb_errc driver_egress_serve(msb_backend_instance *inst, driver_paths *p, const msb_key *key,

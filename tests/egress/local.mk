@@ -11,7 +11,7 @@ tests_egress_test_egress_process_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la
 check_PROGRAMS += tests/egress/test_egress_bwrap
 TESTS += tests/egress/test_egress_bwrap
 tests_egress_test_egress_bwrap_SOURCES = tests/egress/test_egress_backend.c tests/egress/egress_peer.h
-tests_egress_test_egress_bwrap_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"bwrap"'
+tests_egress_test_egress_bwrap_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"bwrap"' -DEGRESS_HOSTS_FILE
 tests_egress_test_egress_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_egress_test_egress_bwrap_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	plugins/bwrap/bwrap.la sdk/agent/msb-agent

@@ -304,6 +304,22 @@ static void test_listed_answers_by_proxy(void **state)
 	assert_non_null(strstr(egress_peer_log(&W.peer), "GET /x HTTP/1.1"));
 }
 
+#ifdef EGRESS_HOSTS_FILE
+/* The boundary mounts the hosts file: a tool that honours no proxy reaches the name too, and
+ * an unlisted name still resolves to nothing. */
+static void test_listed_answers_by_name(void **state)
+{
+	(void)state;
+	tokens();
+	seen_reset();
+	const char *out = guest("raw", "peer.test", "80", "GET / HTTP/1.0\\r\\n\\r\\n", NULL);
+	assert_non_null(strstr(out, token_listed));
+	assert_true(seen_wait("ALLOW peer.test:80 key=conv/t1"));
+	out = guest("resolve", "other.test", NULL, NULL, NULL);
+	assert_null(strstr(out, "RESOLVED"));
+}
+#endif
+
 static void test_unlisted_name_refused(void **state)
 {
 	(void)state;
@@ -368,7 +384,8 @@ static void test_no_dns_udp_ipv6(void **state)
 	assert_null(strstr(out, "SENT"));
 	out = guest("udp", W.peer.listed, "9999", NULL, NULL);
 	assert_null(strstr(out, "SENT"));
-	out = guest("resolve", "peer.test", NULL, NULL, NULL);
+	/* No resolver answers a name off the list (a listed one may be in the hosts file). */
+	out = guest("resolve", "other.test", NULL, NULL, NULL);
 	assert_null(strstr(out, "RESOLVED"));
 	out = guest("v6", "fd00::1", "80", NULL, NULL);
 	assert_null(strstr(out, "CONNECTED"));
@@ -465,6 +482,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listed_answers_by_address),
 		cmocka_unit_test(test_listed_answers_by_proxy),
+#ifdef EGRESS_HOSTS_FILE
+		cmocka_unit_test(test_listed_answers_by_name),
+#endif
 		cmocka_unit_test(test_unlisted_name_refused),
 		cmocka_unit_test(test_address_literal_refused),
 		cmocka_unit_test(test_refused_ranges),

@@ -54,8 +54,13 @@ extern "C" {
 /* At most this many names per spec, and ports per backend. */
 #define MSB_EGRESS_MAX_NAMES 250
 #define MSB_EGRESS_MAX_PORTS 16
-/* The leaf beside agent.sock where the host's proxy listens for one sandbox. */
-#define MSB_EGRESS_SOCKET_LEAF "egress.sock"
+/*
+ * Beside the proxy's socket the driver writes a hosts file mapping each allowed name to its
+ * loopback address (and localhost), for a boundary that can mount it as the guest's
+ * /etc/hosts: then tools that honour no proxy variable reach the names too, and the guest
+ * still has no resolver that forwards anything anywhere.
+ */
+#define MSB_EGRESS_HOSTS_LEAF "hosts"
 
 typedef struct msb_egress_range {
 	int family;            /* AF_INET or AF_INET6 */
