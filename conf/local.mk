@@ -3,4 +3,4 @@
 dist_pkgdata_DATA += conf/sandbox.yaml
 confexamplesdir = $(pkgdatadir)/examples
 dist_confexamples_DATA = conf/examples/per-spec.yaml conf/examples/developer-machine.yaml \
-	conf/examples/narrowing.yaml
+	conf/examples/narrowing.yaml conf/examples/egress-allowlist.yaml

@@ -39,3 +39,4 @@ include sdk/confine/confine.mk
 include sdk/agent/agent.mk
 include sdk/cgroup/cgroup.mk
 include sdk/image/image.mk
+include sdk/egress/egress.mk

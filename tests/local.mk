@@ -16,3 +16,4 @@ include tests/mcp/local.mk
 include tests/python/local.mk
 include tests/bench/local.mk
 include tests/hostile/local.mk
+include tests/egress/local.mk

@@ -28,6 +28,7 @@ enum {
 typedef struct msb_cli_globals {
 	const char *config;  /* -c FILE; NULL: ./sandbox.yaml, then $sysconfdir/msb/sandbox.yaml */
 	bool json;           /* --json */
+	bool egress_verbose; /* exec -v: print each egress decision on stderr (cli_egress.c) */
 	const char *command; /* the subcommand's name, for messages */
 } msb_cli_globals;
 
@@ -80,6 +81,8 @@ typedef struct msb_cli_warnings {
 msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config **out,
 		      msb_error *err);
 void msb_cli_warnings_free(msb_cli_warnings *w);
+/* With msb_cli.egress_verbose, have every backend report egress decisions to stderr. */
+void msb_cli_egress_options(msb_config_options *opts);
 
 /* The key options: --scope, --thread, --agent, --call. */
 typedef struct msb_cli_key {

@@ -9,6 +9,7 @@ core_cli_msb_SOURCES = \
 	core/cli/cli_json.c \
 	core/cli/cli_config.c \
 	core/cli/cli_session.c \
+	core/cli/cli_egress.c \
 	core/cli/cli_result.c \
 	core/cli/cli_input.c \
 	core/cli/cli_stream.c \

@@ -40,5 +40,6 @@ msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config
 	opts.open_backends = open_backends;
 	opts.warn = msb_cli_warn;
 	opts.warn_ctx = warnings;
+	msb_cli_egress_options(&opts);
 	return msb_config_load(path, &opts, out, err);
 }

@@ -11,7 +11,7 @@
 
 static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
-	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [--json] -- ARGV…\n\n"
+	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [-v] [--json] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
 	"stdout and stderr through. --stdin forwards msb's standard input to the command, up to\n"
 	"the spec's files_in.max_bytes_per_file (refused past it) unless streamed.\n"
@@ -20,7 +20,8 @@ static const char usage[] =
 	"-i forwards stdin as it is typed (streamed); -t runs ARGV under a terminal in the guest,\n"
 	"sized as this one, with this terminal raw meanwhile: `msb exec -it KIND … -- sh`.\n"
 	"Exit status: the command's own; 124 when it timed out; 125 when msb failed (refused,\n"
-	"or the sandbox could not run it), with the error line saying why.\n";
+	"or the sandbox could not run it), with the error line saying why. -v prints each egress\n"
+	"decision of an allowlist sandbox on stderr (a JSON object a line with --json).\n";
 
 int msb_cmd_exec(int argc, char **argv)
 {
@@ -31,7 +32,8 @@ int msb_cmd_exec(int argc, char **argv)
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
 		{ "stdin", no_argument, NULL, OPT_STDIN },
 		{ "stream", no_argument, NULL, OPT_STREAM },
-		{ "no-stream", no_argument, NULL, OPT_NO_STREAM }, { 0 }
+		{ "no-stream", no_argument, NULL, OPT_NO_STREAM },
+		{ "verbose", no_argument, NULL, 'v' }, { 0 }
 	};
 	msb_cli_key key = { 0 };
 	msb_exec_request req = { 0 };
@@ -39,7 +41,7 @@ int msb_cmd_exec(int argc, char **argv)
 	int stream = -1; /* -1: when stdout is a terminal and the backend can */
 	msb_error err = MSB_ERROR_INIT;
 	bool tty = false;
-	for (int c; (c = getopt_long(argc, argv, "c:hit", longopts, NULL)) != -1;) {
+	for (int c; (c = getopt_long(argc, argv, "c:hitv", longopts, NULL)) != -1;) {
 		if (msb_cli_key_option(&key, c, optarg))
 			continue;
 		if (c == OPT_TIMEOUT) {
@@ -58,6 +60,8 @@ int msb_cmd_exec(int argc, char **argv)
 		} else if (c == 't') {
 			tty = true;
 			stream = 1;
+		} else if (c == 'v') {
+			msb_cli.egress_verbose = true;
 		} else if (msb_cli_common_option(c, usage) != 1) {
 			return msb_cli_usage_error("unknown option");
 		}

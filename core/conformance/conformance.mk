@@ -9,6 +9,10 @@ core_conformance_libmsb_conformance_la_SOURCES = \
 	core/conformance/verdict.c \
 	core/conformance/box.c \
 	core/conformance/peer.c \
+	core/conformance/egress_log.h \
+	core/conformance/egress_log.c \
+	core/conformance/netpeer.h \
+	core/conformance/netpeer.c \
 	core/conformance/write.c \
 	core/conformance/suite_exec.c \
 	core/conformance/suite_run_code.c \

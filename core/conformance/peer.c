@@ -47,23 +47,20 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-msb_errc conf_peer_start(conf_peer *p, const char *address, const char *token, msb_error *err)
+msb_errc conf_peer_start_fd(conf_peer *p, int fd, const char *address, const char *token,
+			    msb_error *err)
 {
 	memset(p, 0, sizeof(*p));
-	p->fd = p->stop[0] = p->stop[1] = -1;
+	p->fd = fd;
+	p->stop[0] = p->stop[1] = -1;
 	snprintf(p->address, sizeof(p->address), "%s", address);
 	snprintf(p->token, sizeof(p->token), "%s", token);
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1 ||
-	    (ntohl(sa.sin_addr.s_addr) >> 24) != 127)
-		return msb_error_set(err, MSB_E_VALUE, "conformance peer: %s is not a loopback address", address);
-	p->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
-	if (p->fd < 0 || bind(p->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(p->fd, 16) != 0 ||
-	    getsockname(p->fd, (struct sockaddr *)&sa, &len) != 0 || pipe2(p->stop, O_CLOEXEC) != 0) {
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0 || pipe2(p->stop, O_CLOEXEC) != 0) {
 		int e = errno;
 		conf_peer_stop(p);
-		return msb_error_set_errno(err, MSB_E_OS, e, "conformance peer: listening on %s", address);
+		return msb_error_set_errno(err, MSB_E_OS, e, "conformance peer: on %s", address);
 	}
 	p->port = ntohs(sa.sin_port);
 	if (pthread_create(&p->thread, NULL, serve, p) != 0) {
@@ -72,6 +69,38 @@ msb_errc conf_peer_start(conf_peer *p, const char *address, const char *token, m
 	}
 	p->running = true;
 	return MSB_OK;
+}
+
+int conf_peer_listen(const char *address, unsigned port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1)
+		return -1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 16) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+msb_errc conf_peer_start(conf_peer *p, const char *address, const char *token, msb_error *err)
+{
+	struct in_addr a;
+	memset(p, 0, sizeof(*p));
+	p->fd = p->stop[0] = p->stop[1] = -1;
+	if (inet_pton(AF_INET, address, &a) != 1 || (ntohl(a.s_addr) >> 24) != 127)
+		return msb_error_set(err, MSB_E_VALUE, "conformance peer: %s is not a loopback address", address);
+	int fd = conf_peer_listen(address, 0);
+	if (fd < 0)
+		return msb_error_set_errno(err, MSB_E_OS, errno, "conformance peer: listening on %s", address);
+	return conf_peer_start_fd(p, fd, address, token, err);
 }
 
 unsigned conf_peer_connections(conf_peer *p)

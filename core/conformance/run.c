@@ -11,6 +11,7 @@
 #include <msb/conformance.h>
 #include <msb/loader.h>
 
+#include "egress_log.h"
 #include "kit.h"
 
 static const conf_suite *const suites[] = {
@@ -208,10 +209,17 @@ msb_errc msb_conformance_run_file(const char *plugin_path, const msb_node *confi
 	msb_errc rc = msb_loader_new(&loader, err);
 	if (rc == MSB_OK)
 		rc = msb_loader_load(loader, plugin_path, &plugin, err);
+	/* The backend reports its egress decisions to the kit, which checks them (suite_egress.c). */
 	if (rc == MSB_OK)
-		rc = msb_backend_open(plugin, config, NULL, NULL, &backend, err);
+		rc = msb_backend_open(plugin, config, NULL, conf_egress_host(), &backend, err);
+	msb_conformance_options with_config = MSB_CONFORMANCE_OPTIONS_INIT;
+	if (opts)
+		memcpy(&with_config, opts, opts->struct_size < sizeof with_config ? opts->struct_size
+									 : sizeof with_config);
+	with_config.struct_size = (uint32_t)sizeof with_config;
+	with_config.backend_config = config;
 	if (rc == MSB_OK)
-		rc = msb_conformance_run(backend, opts, out, err);
+		rc = msb_conformance_run(backend, &with_config, out, err);
 	msb_backend_close(backend);
 	msb_loader_free(loader);
 	return rc;

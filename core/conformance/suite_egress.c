@@ -1,6 +1,10 @@
 /*
  * suite_egress.c — what a declared egress mode holds: a `closed` sandbox reaches nothing,
- * and under `allowlist` the listed peer answers while another does not.
+ * and under `allowlist` the listed name answers while an unlisted name, an address literal,
+ * a listed name resolving to the host's loopback, UDP, DNS and IPv6 get nowhere — each
+ * decision reported when the backend declares observes_egress. The allowlist half's peers
+ * are link-local, in a namespace the kit makes at the addresses the backend's own test map
+ * gives the kit's names (netpeer.c); without such a map those cases are skipped.
  *
  * The peers are the kit's own (peer.c), on loopback addresses in the host's network
  * namespace; the guest is asked to fetch from them with whatever it has (curl, wget,
@@ -9,10 +13,16 @@
  * listens. Reaching is judged on both sides: the token in the guest's output, or a
  * connection the peer counted.
  */
+#include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <msb/conformance.h>
+
+#include "egress_log.h"
 #include "kit.h"
+#include "netpeer.h"
 #include "peer.h"
 
 static const char probe_script[] =
@@ -26,11 +36,13 @@ static const char probe_script[] =
 
 typedef enum reach { REACH_ERROR = -2, REACH_NO_TOOL = -1, REACH_NO = 0, REACH_YES = 1 } reach;
 
-static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
+/* Reach `host` (a name or an address) on `port` with the guest's own tools. */
+static reach attempt_at(conf_run *run, conf_box *box, const char *host, unsigned port,
+			conf_peer *peer)
 {
-	char port[16];
-	snprintf(port, sizeof(port), "%u", peer->port);
-	const char *args[] = { peer->address, port, NULL };
+	char port_text[16];
+	snprintf(port_text, sizeof(port_text), "%u", port);
+	const char *args[] = { host, port_text, NULL };
 	unsigned before = conf_peer_connections(peer);
 	msb_exec_result res;
 	msb_error err = MSB_ERROR_INIT;
@@ -48,6 +60,11 @@ static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
 	msb_exec_result_free(&res);
 	msb_error_clear(&err);
 	return r;
+}
+
+static reach attempt(conf_run *run, conf_box *box, conf_peer *peer)
+{
+	return attempt_at(run, box, peer->address, peer->port, peer);
 }
 
 static bool start_peer(conf_run *run, conf_box *box, conf_peer *peer, const char *address)
@@ -91,49 +108,210 @@ static void case_closed_reaches_nothing(conf_run *run)
 	conf_peer_stop(&peer);
 }
 
-static void allowlist_case(conf_run *run, bool listed)
+/* ---- the allowlist half ------------------------------------------------------------ */
+
+/*
+ * The world one allowlist case runs in: the kit's names mapped by the backend's own test map
+ * (egress_test_hosts), link-local peers in a namespace the kit made at the listed and other
+ * names' addresses, a peer on the loopback name's address in the host's namespace (which
+ * must stay unreachable), and a sandbox allowed the listed and loopback names.
+ */
+typedef struct allow_world {
+	conf_netpeer np;
+	conf_peer loop;
+	bool loop_up, np_up;
+	conf_box *box;
+	char listed[64], other[64], loopback[64];
+} allow_world;
+
+static const char *map_address(const msb_node *config, const char *name)
 {
+	const msb_node *map = msb_node_get(config, "egress_test_hosts");
+	const msb_node *v = map && map->kind == MSB_NODE_MAP ? msb_node_get(map, name) : NULL;
+	return v && v->kind == MSB_NODE_SCALAR ? v->scalar : NULL;
+}
+
+static bool allow_world_up(conf_run *run, allow_world *w)
+{
+	memset(w, 0, sizeof *w);
 	if (!(run->decl->egress_modes & MSB_BIT(MSB_EGRESS_ALLOWLIST))) {
 		conf_not_applicable(run, "the backend does not declare the allowlist egress mode");
-		return;
+		return false;
 	}
-	static const char *const allow[] = { "127.0.0.1", NULL };
+	const msb_node *config = run->opts->struct_size >= offsetof(msb_conformance_options, backend_config) +
+							      sizeof run->opts->backend_config
+					 ? run->opts->backend_config : NULL;
+	const char *l = map_address(config, MSB_CONFORMANCE_LISTED_HOST);
+	const char *o = map_address(config, MSB_CONFORMANCE_OTHER_HOST);
+	const char *b = map_address(config, MSB_CONFORMANCE_LOOPBACK_HOST);
+	if (!l || !o || !b) {
+		conf_skip(run, "the backend's config has no egress_test_hosts entries for "
+			       MSB_CONFORMANCE_LISTED_HOST ", " MSB_CONFORMANCE_OTHER_HOST " and "
+			       MSB_CONFORMANCE_LOOPBACK_HOST ", so the kit has no peers to stand up "
+			       "(see msb/conformance.h)");
+		return false;
+	}
+	snprintf(w->listed, sizeof w->listed, "%s", l);
+	snprintf(w->other, sizeof w->other, "%s", o);
+	snprintf(w->loopback, sizeof w->loopback, "%s", b);
 	conf_box *box = conf_box_new(run, "allowlist", NULL, MSB_SCOPE_CONVERSATION);
 	if (!box)
-		return;
+		return false;
+	if (!conf_exec_usable(run, box)) {
+		conf_skip(run, "exec is declared but did not run the kit's probe program");
+		return false;
+	}
+	char t1[96], t2[96], t3[96];
+	conf_unique(run, "listed", t1, sizeof t1);
+	conf_unique(run, "other", t2, sizeof t2);
+	conf_unique(run, "loopback", t3, sizeof t3);
+	msb_error err = MSB_ERROR_INIT;
+	if (conf_netpeer_start(&w->np, l, o, t1, t2, &err) != MSB_OK) {
+		conf_skip(run, "%s", msb_error_message(&err));
+		msb_error_clear(&err);
+		return false;
+	}
+	w->np_up = true;
+	struct in_addr a;
+	int fd = inet_pton(AF_INET, b, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127 ? conf_peer_listen(b, 80) : -1;
+	if (fd < 0 || conf_peer_start_fd(&w->loop, fd, b, t3, &err) != MSB_OK) {
+		conf_skip(run, "the kit could not listen on %s:80 for " MSB_CONFORMANCE_LOOPBACK_HOST
+			       " (it must map to a free 127.0.0.0/8 address)", b);
+		msb_error_clear(&err);
+		return false;
+	}
+	w->loop_up = true;
+	static const char *const allow[] = { MSB_CONFORMANCE_LISTED_HOST, MSB_CONFORMANCE_LOOPBACK_HOST, NULL };
 	box->spec.egress = MSB_EGRESS_ALLOWLIST;
 	box->spec.egress_allow = allow;
 	if (!conf_box_reacquire(run, box))
+		return false;
+	w->box = box;
+	conf_egress_log_clear();
+	return true;
+}
+
+static void allow_world_down(allow_world *w)
+{
+	if (w->loop_up)
+		conf_peer_stop(&w->loop);
+	if (w->np_up)
+		conf_netpeer_stop(&w->np);
+	w->loop_up = w->np_up = false;
+}
+
+/* When the backend says it observes egress, its report of this decision must arrive. */
+static void expect_observed(conf_run *run, bool allowed, const char *destination)
+{
+	if (!run->decl->observes_egress || conf_decided(run))
 		return;
-	conf_peer ok, other;
-	if (!start_peer(run, box, &ok, "127.0.0.1"))
-		return;
-	if (!start_peer(run, box, &other, "127.0.0.2")) {
-		conf_peer_stop(&ok);
-		return;
-	}
-	reach r = attempt(run, box, listed ? &ok : &other);
-	if (r == REACH_NO_TOOL)
-		conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
-	else if (listed && r == REACH_NO)
-		conf_fail(run, "the listed peer 127.0.0.1 to answer under egress_allow [127.0.0.1]",
-			  "the guest did not reach %s:%u: the backend confines more than the spec asked",
-			  ok.address, ok.port);
-	else if (!listed && r == REACH_YES)
-		conf_fail(run, "a peer off the allowlist (127.0.0.2) unreachable",
-			  "the guest reached %s:%u", other.address, other.port);
-	conf_peer_stop(&ok);
-	conf_peer_stop(&other);
+	char needle[160];
+	snprintf(needle, sizeof needle, "%s %s:80 ", allowed ? "ALLOW" : "DENY", destination);
+	if (!conf_egress_log_wait(needle, 5000))
+		conf_fail(run, "an EgressObserved report of each decision (the backend declares "
+			       "observes_egress)", "no %s report for %s:80 arrived within 5 s",
+			  allowed ? "ALLOW" : "DENY", destination);
 }
 
 static void case_allowlist_listed(conf_run *run)
 {
-	allowlist_case(run, true);
+	allow_world w;
+	if (allow_world_up(run, &w)) {
+		reach r = attempt_at(run, w.box, MSB_CONFORMANCE_LISTED_HOST, 80, &w.np.listed);
+		if (r == REACH_NO_TOOL)
+			conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
+		else if (r == REACH_NO)
+			conf_fail(run, "the listed name " MSB_CONFORMANCE_LISTED_HOST " to answer",
+				  "the guest did not reach its peer at %s:80: the backend confines "
+				  "more than the spec asked", w.listed);
+		else if (r == REACH_YES)
+			expect_observed(run, true, MSB_CONFORMANCE_LISTED_HOST);
+	}
+	allow_world_down(&w);
+}
+
+static void refused_case(conf_run *run, int which)
+{
+	allow_world w;
+	if (allow_world_up(run, &w)) {
+		const char *host = which == 0 ? MSB_CONFORMANCE_OTHER_HOST
+				 : which == 1 ? w.listed : MSB_CONFORMANCE_LOOPBACK_HOST;
+		conf_peer *peer = which == 0 ? &w.np.other : which == 1 ? &w.np.listed : &w.loop;
+		static const char *const what[] = {
+			"an unlisted name (" MSB_CONFORMANCE_OTHER_HOST ") unreachable",
+			"the listed name's address, dialled as a literal, unreachable",
+			"a listed name resolving to the host's loopback unreachable",
+		};
+		reach r = attempt_at(run, w.box, host, 80, peer);
+		if (r == REACH_NO_TOOL)
+			conf_skip(run, "the guest has no curl, wget, python3 or bash to attempt a connection with");
+		else if (r == REACH_YES)
+			conf_fail(run, what[which], "the guest reached %s:80 through %s", peer->address, host);
+		else if (r == REACH_NO)
+			expect_observed(run, false, host);
+	}
+	allow_world_down(&w);
 }
 
 static void case_allowlist_other(conf_run *run)
 {
-	allowlist_case(run, false);
+	refused_case(run, 0);
+}
+
+static void case_allowlist_literal(conf_run *run)
+{
+	refused_case(run, 1);
+}
+
+static void case_allowlist_loopback(conf_run *run)
+{
+	refused_case(run, 2);
+}
+
+static const char side_channels[] =
+	"command -v python3 >/dev/null 2>&1 || { echo tool=none; exit 0; }\n"
+	"python3 - \"$1\" <<'EOF'\n"
+	"import socket, sys\n"
+	"q = b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x06listed\\x00\\x00\\x01\\x00\\x01'\n"
+	"s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+	"try: s.sendto(q, (sys.argv[1], 53)); print('udp=sent')\n"
+	"except Exception: print('udp=unreachable')\n"
+	"try: socket.getaddrinfo('" MSB_CONFORMANCE_OTHER_HOST "', 80); print('dns=resolved')\n"
+	"except Exception: print('dns=none')\n"
+	"try: socket.create_connection(('fd00::1', 80), timeout=3); print('v6=connected')\n"
+	"except Exception: print('v6=refused')\n"
+	"EOF\n";
+
+/* No DNS path, no UDP, no IPv6 route out: the peers see nothing, the guest resolves nothing. */
+static void case_allowlist_side_channels(conf_run *run)
+{
+	allow_world w;
+	if (allow_world_up(run, &w)) {
+		const char *args[] = { w.listed, NULL };
+		msb_exec_result res;
+		msb_error err = MSB_ERROR_INIT;
+		conf_netpeer_datagrams(&w.np);
+		if (conf_sh(run, w.box, NULL, side_channels, args, 30, &res, &err) != MSB_OK) {
+			conf_fail_call(run, "exec of the side-channel attempts to run", &err);
+		} else {
+			const char *out = res.out.len ? (const char *)res.out.data : "";
+			unsigned got = conf_netpeer_datagrams(&w.np);
+			if (strstr(out, "tool=none"))
+				conf_skip(run, "the guest has no python3 to send a datagram with");
+			else if (got)
+				conf_fail(run, "no UDP (DNS included) out of an allowlist sandbox",
+					  "%u datagram(s) reached %s:53", got, w.listed);
+			else if (strstr(out, "dns=resolved"))
+				conf_fail(run, "no name resolution inside an allowlist sandbox",
+					  "the guest resolved " MSB_CONFORMANCE_OTHER_HOST);
+			else if (strstr(out, "v6=connected"))
+				conf_fail(run, "no IPv6 route out of an allowlist sandbox",
+					  "the guest connected to [fd00::1]:80");
+			msb_exec_result_free(&res);
+		}
+		msb_error_clear(&err);
+	}
+	allow_world_down(&w);
 }
 
 static const char *egress_inapplicable(conf_run *run)
@@ -149,6 +327,9 @@ static const conf_case egress_cases[] = {
 	{ "closed-reaches-nothing", MSB_BIT(MSB_CAP_EXEC), case_closed_reaches_nothing },
 	{ "allowlist-listed-answers", MSB_BIT(MSB_CAP_EXEC), case_allowlist_listed },
 	{ "allowlist-other-refused", MSB_BIT(MSB_CAP_EXEC), case_allowlist_other },
+	{ "allowlist-literal-refused", MSB_BIT(MSB_CAP_EXEC), case_allowlist_literal },
+	{ "allowlist-loopback-refused", MSB_BIT(MSB_CAP_EXEC), case_allowlist_loopback },
+	{ "allowlist-no-dns-udp-ipv6", MSB_BIT(MSB_CAP_EXEC), case_allowlist_side_channels },
 };
 
 const conf_suite conf_suite_egress = {

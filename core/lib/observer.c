@@ -51,7 +51,14 @@ static void host_log(void *ctx, msb_log_level level, const char *message)
 
 static void host_egress_observed(void *ctx, const msb_key *key, const char *destination, bool allowed)
 {
-	const msb_egress_observed event = { key, destination, allowed };
+	const msb_egress_observed event = { key, destination, allowed, NULL };
+	msb_observer_egress_observed(ctx, &event);
+}
+
+static void host_egress_decided(void *ctx, const msb_key *key, const char *destination,
+				bool allowed, const char *reason)
+{
+	const msb_egress_observed event = { key, destination, allowed, allowed ? NULL : reason };
 	msb_observer_egress_observed(ctx, &event);
 }
 
@@ -62,4 +69,5 @@ void msb_host_init(msb_host *host, const msb_observer *observer)
 	host->ctx = (void *)(uintptr_t)observer;
 	host->log = host_log;
 	host->egress_observed = host_egress_observed;
+	host->egress_decided = host_egress_decided;
 }

@@ -195,7 +195,23 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 		return rc;
 	/* The agent is bound into the sandbox; its host path means nothing there. */
 	s->agent_argv[0] = (char *)MSB_BWRAP_GUEST_AGENT;
+	char egress_dir[PATH_MAX] = "", egress_hosts[PATH_MAX + 8] = "";
+	if (box->egress_socket) {
+		snprintf(egress_dir, sizeof egress_dir, "%s", box->egress_socket);
+		char *slash = strrchr(egress_dir, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(egress_hosts, sizeof egress_hosts, "%s/" MSB_EGRESS_HOSTS_LEAF, egress_dir);
+		/* The forwarder's low ports are opened in a namespace made here, then joined. */
+		rc = s->netns_fd < 0 ? msb_netns_make(&s->netns_fd, err) : MSB_OK;
+		if (!rc)
+			rc = msb_egress_netns_low_ports(s->netns_fd, err);
+		if (rc)
+			return rc;
+	}
 	msb_bwrap_layout layout = {
+		.egress_dir = egress_dir[0] ? egress_dir : NULL,
+		.egress_hosts = egress_hosts[0] ? egress_hosts : NULL,
 		.image_root = root,
 		.work_guest = box->spec->work_dir,
 		.work_fd = MSB_BWRAP_FD_WORK,
@@ -427,6 +443,8 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 	b.stop = bwrap_stop;
 	b.pid_ends_all = true;
 	b.identity = bwrap_identity;
+	/* The proxy's socket directory is bound in (bwrap_argv.c); the namespace is loopback. */
+	b.egress = true;
 	static const char *const keys[] = { MSB_BWRAP_CONFIG_KEYS, NULL };
 	return msb_driver_init(&b, config, host, keys, self, err);
 }
@@ -434,6 +452,6 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 MSB_BACKEND_DEFINE(
 	.name = "bwrap",
 	.isolation = "container",
-	.declarations = MSB_DRIVER_DECLARATIONS,
+	.declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 	.init = bwrap_init,
 	MSB_DRIVER_OPERATIONS);

@@ -127,6 +127,14 @@ static void push_root_image(argv_builder *b, const char *root)
 	closedir(d);
 }
 
+static bool has_hosts_file(const char *root)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/etc/hosts", root);
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char *const *command,
 			char ***argv, msb_error *err)
 {
@@ -178,6 +186,13 @@ msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char
 	}
 	if (l->agent_fd >= 0)
 		push_fd(&b, "--ro-bind-fd", l->agent_fd, MSB_BWRAP_GUEST_AGENT);
+	/* Read-only: the guest may connect to the proxy's socket, never replace it. */
+	if (l->egress_dir)
+		push3(&b, "--ro-bind", l->egress_dir, l->egress_dir);
+	/* The allowed names at their loopback addresses, where the guest's resolver looks. On an
+	 * image root only over a hosts file it has (a read-only /etc takes no new file). */
+	if (l->egress_hosts && (!l->image_root || has_hosts_file(l->image_root)))
+		push3(&b, "--ro-bind", l->egress_hosts, "/etc/hosts");
 	if (l->seccomp_fd >= 0) {
 		char num[16];
 		snprintf(num, sizeof num, "%d", l->seccomp_fd);

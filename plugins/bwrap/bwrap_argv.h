@@ -23,6 +23,9 @@ typedef struct msb_bwrap_layout {
 	uint64_t tmp_size;      /* 0: bwrap's default tmpfs size */
 	uint64_t work_disk;     /* > 0: the work directory is a tmpfs of this size instead of
 				 * the host directory work_fd (which is then left out) */
+	const char *egress_dir; /* `egress: allowlist`: the host proxy's socket directory, bound
+				 * read-only at the same path inside (msb/egress.h); NULL: none */
+	const char *egress_hosts; /* its hosts file, bound read-only as /etc/hosts; NULL: none */
 	bool netns_joined;      /* the launch joins a network namespace made ahead (msb/netns.h):
 				 * bwrap keeps it rather than making its own */
 } msb_bwrap_layout;

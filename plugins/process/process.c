@@ -11,7 +11,8 @@
  * the spec's work_dir, and /tmp), as root an unprivileged uid of its own per sandbox
  * (process_uid.c), commands with no capability and no_new_privs (the agent's harden.c), and
  * `egress: closed` enforced by an empty network namespace (loopback only: no route
- * anywhere, not even to the host's own loopback).
+ * anywhere, not even to the host's own loopback), and `egress: allowlist` through the SDK's
+ * proxy (msb/egress.h): that namespace, a forwarder in the agent, a unix socket out.
  *
  * Everything else — the state directory, the key's lock, reuse, disposal, every sandbox
  * operation — is the SDK's driver (msb/driver.h).
@@ -350,6 +351,7 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 			      .uid = uid >= 0 ? (uid_t)uid : 0, .gid = gid >= 0 ? (gid_t)gid : 0 };
 	snprintf(view.disk_opts, sizeof view.disk_opts, "size=%llu,mode=0755",
 		 (unsigned long long)pc->disk);
+	msb_driver_egress_agent_config(box, &cfg);
 	char **argv = NULL;
 	char listen_fd[16];
 	snprintf(listen_fd, sizeof listen_fd, "%d", LISTEN_FD);
@@ -555,6 +557,8 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	b.stop = process_stop;
 	b.pid_ends_all = true; /* the agent is its pid namespace's init */
 	b.configure = process_configure;
+	/* The host's file system is the guest's: the egress socket is at the same path. */
+	b.egress = true;
 	return msb_driver_init(&b, config, host, keys, self, err);
 }
 
@@ -562,6 +566,6 @@ MSB_BACKEND_DEFINE(
 	.name = "process",
 	/* os_process: a separate process tree, sharing the host's kernel and filesystem. */
 	.isolation = "os_process",
-	.declarations = MSB_DRIVER_DECLARATIONS,
+	.declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 	.init = process_init,
 	MSB_DRIVER_OPERATIONS);

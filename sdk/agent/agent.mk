@@ -20,7 +20,8 @@ sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/driver_box.c \
 	sdk/agent/driver_boundary.c \
 	sdk/agent/driver.c \
-	sdk/agent/driver_ops.c
+	sdk/agent/driver_ops.c \
+	sdk/agent/driver_egress.c
 sdk_libmsb_sdk_la_LIBADD += $(PTHREAD_LIBS)
 
 # msb-agent runs inside boundaries that may hold no libraries at all (a bare container
@@ -38,6 +39,7 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/files.c \
 	sdk/agent/reap.c \
 	sdk/agent/statx_fix.c \
+	sdk/agent/egress_forward.c \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \

@@ -23,6 +23,7 @@ typedef struct agent_conf {
 	const char *path_env;
 	pid_t supervisor;         /* the process that owns every command (the subreaper) */
 	bool statx_fix;           /* agent_statx_shim() at start: commands preload the shim */
+	bool egress_proxy;        /* commands get HTTP(S)_PROXY for the egress forwarder */
 } agent_conf;
 
 extern agent_conf agent;
@@ -133,5 +134,13 @@ pid_t agent_proc_self(void);
  */
 int agent_harden_caps(char *why, size_t cap);
 int agent_harden_finish(char *why, size_t cap);
+
+/*
+ * Start the egress forwarder (egress_forward.c): bind its loopback listeners now, then loop
+ * in a child that calls drop(drop_arg) first. -1 when a listener cannot be bound.
+ */
+int agent_egress_start(const char *socket_path, char **names, size_t n_names,
+		       const unsigned *ports, size_t n_ports, void (*drop)(const void *),
+		       const void *drop_arg);
 
 #endif

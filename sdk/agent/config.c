@@ -10,7 +10,7 @@
 
 #include <msb/agent.h>
 
-#define MAX_FLAGS 64
+#define MAX_FLAGS 640 /* room for 250 egress names */
 
 typedef struct argv_builder {
 	const char *items[MAX_FLAGS * 2];
@@ -93,6 +93,16 @@ msb_errc msb_agent_config_argv(const char *binary, const char *mode, const char 
 		add_num(b, "--gid", "%u", 0, (uint64_t)c->gid);
 	if (ready_fd >= 0)
 		add_num(b, "--ready-fd", "%u", 0, (uint64_t)ready_fd);
+	if (c->egress_socket) {
+		add(b, "--egress-socket");
+		add(b, c->egress_socket);
+		for (const char *const *n = c->egress_names; n && *n; n++) {
+			add(b, "--egress-name");
+			add(b, *n);
+		}
+		for (size_t i = 0; i < c->n_egress_ports; i++)
+			add_num(b, "--egress-port", "%u", 0, c->egress_ports[i]);
+	}
 	if (b->overflow) {
 		free(b);
 		return msb_error_set(err, MSB_E_VALUE, "agent config refused: too many flags");

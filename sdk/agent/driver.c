@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,8 +49,10 @@ msb_errc msb_driver_init(const msb_boundary *boundary, const msb_node *config,
 	size_t n = boundary->struct_size < sizeof inst->boundary ? boundary->struct_size
 								   : sizeof inst->boundary;
 	memcpy(&inst->boundary, boundary, n);
-	if (host && host->struct_size >= sizeof *host) {
-		inst->host = *host;
+	pthread_mutex_init(&inst->egress_lock, NULL);
+	/* A host built before a field was appended hands a shorter struct: copy what it has. */
+	if (host && host->struct_size >= offsetof(msb_host, egress_observed) + sizeof host->egress_observed) {
+		memcpy(&inst->host, host, host->struct_size < sizeof *host ? host->struct_size : sizeof *host);
 		inst->has_host = true;
 	}
 	msb_errc rc = MSB_OK;
@@ -72,6 +75,7 @@ void msb_driver_fini(msb_backend_instance *inst)
 {
 	if (!inst)
 		return;
+	driver_egress_fini(inst);
 	if (inst->boundary.ctx_free)
 		inst->boundary.ctx_free(inst->boundary.ctx);
 	driver_config_free(inst);
@@ -95,6 +99,7 @@ msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, cons
 	msb_agent_config c = box->config->agent;
 	c.work_dir = work_dir ? work_dir : box->work_dir;
 	c.work_alias = work_alias;
+	msb_driver_egress_agent_config(box, &c);
 	return msb_agent_config_argv(box->config->agent_path, mode, mode_arg, &c, ready_fd, argv,
 				     err);
 }
@@ -154,9 +159,12 @@ static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const d
 	p->box.spec = spec;
 	p->box.greeted = &greeted;
 	if (rc == MSB_OK)
+		rc = driver_egress_prepare(inst, p, spec, err);
+	if (rc == MSB_OK)
 		rc = inst->boundary.start(inst->boundary.ctx, &p->box, err);
 	p->box.spec = NULL;
 	p->box.greeted = NULL;
+	p->box.egress_socket = NULL;
 	if (rc == MSB_OK && greeted)
 		*client = greeted;
 	else if (rc == MSB_OK)
@@ -215,11 +223,16 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 	if (!h)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	h->inst = inst;
+	msb_errc rc = driver_egress_check(inst, spec, err);
+	if (rc != MSB_OK) {
+		free(h);
+		return rc;
+	}
 	driver_key k;
 	driver_key_from(key, &k);
 	char name[36];
 	msb_driver_sandbox_name(inst->config.state_dir, key, spec->kind, name);
-	msb_errc rc = driver_paths_make(inst, name, &h->paths, err);
+	rc = driver_paths_make(inst, name, &h->paths, err);
 	if (rc != MSB_OK) {
 		free(h);
 		return rc;
@@ -252,6 +265,13 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 			rc = start_fresh(inst, &h->paths, &k, spec, &h->client, err);
 		if (rc == MSB_OK)
 			rc = driver_identity_write(&h->paths, identity, err);
+	}
+	if (rc == MSB_OK) {
+		rc = driver_egress_serve(inst, &h->paths, key, spec, err);
+		if (rc != MSB_OK) {
+			msb_agent_client_close(h->client);
+			h->client = NULL;
+		}
 	}
 	/* A start that failed and was cleaned up leaves no sandbox: its lock file goes too. */
 	struct stat left;
@@ -347,6 +367,7 @@ bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_f
 {
 	bool left = false;
 	msb_disposal_failure f = { 0 };
+	driver_egress_forget(inst, p);
 	/*
 	 * Ask the agent first: it kills what its commands left running, daemons included —
 	 * unless the boundary's own death does that (a pid namespace's init).

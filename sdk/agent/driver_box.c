@@ -97,8 +97,11 @@ msb_errc driver_paths_make(const msb_backend_instance *inst, const char *name, d
 		p->pid = msb_driver_path(p->dir, "agent.pid");
 		p->work = msb_driver_path(p->dir, "work");
 		p->meta = msb_driver_path(p->dir, "meta");
+		p->egress_dir = msb_driver_path(p->dir, "egress");
 	}
-	if (!p->dir || !p->lock || !p->sock || !p->pid || !p->work || !p->meta) {
+	if (p->egress_dir)
+		p->egress_sock = msb_driver_path(p->egress_dir, "px");
+	if (!p->dir || !p->lock || !p->sock || !p->pid || !p->work || !p->meta || !p->egress_sock) {
 		driver_paths_free(p);
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	}
@@ -115,6 +118,8 @@ void driver_paths_free(driver_paths *p)
 	free(p->work);
 	free(p->meta);
 	free(p->lock);
+	free(p->egress_dir);
+	free(p->egress_sock);
 	memset(p, 0, sizeof *p);
 }
 

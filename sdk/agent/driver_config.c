@@ -257,6 +257,8 @@ msb_errc driver_config_parse(msb_backend_instance *inst, const msb_node *config,
 	if (rc == MSB_OK)
 		rc = read_run_code(inst, config, err);
 	if (rc == MSB_OK)
+		rc = msb_egress_config_read(config, &inst->config.egress, err);
+	if (rc == MSB_OK)
 		rc = mkdirs(inst->config.state_dir, err);
 	if (rc == MSB_OK)
 		rc = check_owned(inst->config.state_dir, err);
@@ -273,4 +275,5 @@ void driver_config_free(msb_backend_instance *inst)
 	for (char **p = inst->run_code; p && *p; p++)
 		free(*p);
 	free(inst->run_code);
+	msb_egress_config_free(&inst->config.egress);
 }

@@ -5,6 +5,8 @@
 #ifndef MSB_DRIVER_INTERNAL_H
 #define MSB_DRIVER_INTERNAL_H
 
+#include <pthread.h>
+
 #include <msb/driver.h>
 
 struct msb_backend_instance {
@@ -13,12 +15,15 @@ struct msb_backend_instance {
 	char **run_code;          /* owned copy behind config.agent.run_code */
 	msb_host host;
 	bool has_host;
+	pthread_mutex_t egress_lock; /* guards egress_proxy's lazy start */
+	msb_egress_proxy *egress_proxy;
 };
 
 /* One sandbox's places in the state directory, all owned. */
 typedef struct driver_paths {
 	char name[36];
 	char *dir, *sock, *pid, *work, *meta, *lock;
+	char *egress_dir, *egress_sock; /* <dir>/egress, <dir>/egress/px */
 	msb_driver_box box;       /* views of the strings above */
 } driver_paths;
 
@@ -63,6 +68,16 @@ bool driver_meta_matches(const driver_paths *p, const driver_key *key, bool scop
  * `failure` when something is known to be left.
  */
 bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_failure *failure);
+
+/* egress: allowlist (driver_egress.c). check refuses a spec the instance cannot serve;
+ * prepare sets box->egress_socket for the start; serve listens for the live sandbox. */
+msb_errc driver_egress_check(msb_backend_instance *inst, const msb_spec *spec, msb_error *err);
+msb_errc driver_egress_prepare(msb_backend_instance *inst, driver_paths *p, const msb_spec *spec,
+			       msb_error *err);
+msb_errc driver_egress_serve(msb_backend_instance *inst, driver_paths *p, const msb_key *key,
+			     const msb_spec *spec, msb_error *err);
+void driver_egress_forget(msb_backend_instance *inst, driver_paths *p);
+void driver_egress_fini(msb_backend_instance *inst);
 
 /* Parse the common config keys. */
 msb_errc driver_config_parse(msb_backend_instance *inst, const msb_node *config,

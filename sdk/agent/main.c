@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <msb/agent.h>
+#include <msb/egress.h>
 #include <msb/unix_socket.h>
 
 #include "agent_internal.h"
@@ -67,6 +68,11 @@ typedef struct options {
 	int ready_fd;
 	long uid, gid;
 	size_t n_run_code;
+	const char *egress_socket;     /* --egress-socket: the host proxy's (egress_forward.c) */
+	char *egress_names[MSB_EGRESS_MAX_NAMES];
+	size_t n_egress_names;
+	unsigned egress_ports[MSB_EGRESS_MAX_PORTS];
+	size_t n_egress_ports;
 } options;
 
 static uint64_t parse_u64(const char *flag, const char *v)
@@ -132,7 +138,16 @@ static void parse_args(int argc, char **argv, options *o)
 			o->uid = (long)parse_u64(f, v);
 		else if (!strcmp(f, "--gid"))
 			o->gid = (long)parse_u64(f, v);
-		else
+		else if (!strcmp(f, "--egress-socket"))
+			o->egress_socket = v;
+		else if (!strcmp(f, "--egress-name") && o->n_egress_names < MSB_EGRESS_MAX_NAMES)
+			o->egress_names[o->n_egress_names++] = (char *)v;
+		else if (!strcmp(f, "--egress-port") && o->n_egress_ports < MSB_EGRESS_MAX_PORTS) {
+			uint64_t port = parse_u64(f, v);
+			if (port == 0 || port > 65535)
+				die("%s needs a port number", f);
+			o->egress_ports[o->n_egress_ports++] = (unsigned)port;
+		} else
 			die("unknown option %s", f);
 	}
 	if (!agent.work_dir || agent.work_dir[0] != '/')
@@ -147,6 +162,8 @@ static void parse_args(int argc, char **argv, options *o)
 		agent.path_env = "/usr/local/bin:/usr/bin:/bin";
 	if (!agent.run_code)
 		push_run_code(o, "sh");
+	if (!o->egress_socket != !o->n_egress_ports)
+		die("%s", "--egress-socket and --egress-port go together");
 }
 
 /* Drop to the configured uid/gid, after everything that needed privilege is done. */
@@ -162,6 +179,11 @@ static void drop_privileges(const options *o)
 	/* Last, after the id change (which resets the dumpable flag): see harden.c. */
 	if (agent_harden_finish(why, sizeof why) < 0)
 		die("cannot make the agent unreachable from its commands: %s", why);
+}
+
+static void drop_for_forwarder(const void *o)
+{
+	drop_privileges(o);
 }
 
 void agent_signal_ready(int fd)
@@ -345,6 +367,12 @@ int main(int argc, char **argv)
 		die("cannot create work dir %s", agent.work_dir);
 	if (chdir(agent.work_dir) < 0)
 		die("cannot enter work dir %s", agent.work_dir);
+	if (o.egress_socket) {
+		if (agent_egress_start(o.egress_socket, o.egress_names, o.n_egress_names,
+				       o.egress_ports, o.n_egress_ports, drop_for_forwarder, &o) < 0)
+			die("%s", "the egress forwarder could not start");
+		agent.egress_proxy = true;
+	}
 	if (o.listen_path || o.listen_fd >= 0)
 		return serve_listen(&o);
 	if (o.fds)

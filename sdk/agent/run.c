@@ -65,7 +65,7 @@ static char **build_env(char *const *extra, const char *home)
 	size_t n = 0;
 	while (extra && extra[n])
 		n++;
-	char **env = calloc(n + 5, sizeof *env);
+	char **env = calloc(n + 5 + 6, sizeof *env);
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -88,6 +88,16 @@ static char **build_env(char *const *extra, const char *home)
 	if (!has_home)
 		env[k++] = home_var;
 	env[k++] = (char *)"LANG=C.UTF-8";
+	if (agent.egress_proxy) {
+		/* The forwarder's proxy, for tools that honour it (msb/egress.h). */
+		static char *const proxy[] = {
+			"http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+			"HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128",
+			"no_proxy=localhost,127.0.0.1,::1", "NO_PROXY=localhost,127.0.0.1,::1",
+		};
+		for (size_t i = 0; i < sizeof proxy / sizeof proxy[0]; i++)
+			env[k++] = proxy[i];
+	}
 	env[k] = NULL;
 	return env;
 }

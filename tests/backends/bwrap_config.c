@@ -60,10 +60,11 @@ static void declarations_are_exactly_what_is_implemented(void **state_)
 			 MSB_BIT(MSB_CAP_EXEC) | MSB_BIT(MSB_CAP_RUN_CODE) | MSB_BIT(MSB_CAP_FILES_IN) |
 				 MSB_BIT(MSB_CAP_FILES_OUT) | MSB_BIT(MSB_CAP_FILES_LIST) |
 				 MSB_BIT(MSB_CAP_FILES_DELETE));
-	assert_int_equal(d->egress_modes, MSB_BIT(MSB_EGRESS_CLOSED));
+	/* closed by its empty namespace; allowlist by the SDK's proxy, every decision observed. */
+	assert_int_equal(d->egress_modes, MSB_BIT(MSB_EGRESS_CLOSED) | MSB_BIT(MSB_EGRESS_ALLOWLIST));
 	assert_int_equal(d->isolation_scopes, MSB_BIT(MSB_SCOPE_CONVERSATION) | MSB_BIT(MSB_SCOPE_CALL));
 	assert_int_equal(d->os_families, MSB_BIT(MSB_OS_POSIX));
-	assert_false(d->observes_egress);
+	assert_true(d->observes_egress);
 }
 
 static void a_valid_config_opens(void **state_)

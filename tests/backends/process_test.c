@@ -288,7 +288,9 @@ static void test_config_refused(void **state)
 		       MSB_BIT(MSB_CAP_FILES_IN) | MSB_BIT(MSB_CAP_FILES_OUT) |
 		       MSB_BIT(MSB_CAP_FILES_LIST) | MSB_BIT(MSB_CAP_FILES_DELETE);
 	assert_int_equal(d->capabilities, want);
-	assert_int_equal(d->egress_modes, MSB_BIT(MSB_EGRESS_CLOSED));
+	/* closed by its empty namespace; allowlist by the SDK's proxy, every decision observed. */
+	assert_int_equal(d->egress_modes, MSB_BIT(MSB_EGRESS_CLOSED) | MSB_BIT(MSB_EGRESS_ALLOWLIST));
+	assert_true(d->observes_egress);
 	assert_int_equal(d->isolation_scopes,
 			 MSB_BIT(MSB_SCOPE_CONVERSATION) | MSB_BIT(MSB_SCOPE_CALL));
 	/* The guest is the agent's, a POSIX program: a spec asking for posix is served. */

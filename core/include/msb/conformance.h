@@ -87,10 +87,29 @@ typedef struct msb_conformance_options {
 	 * supervisor needs to name the case a backend crashed or hung in. Shares progress_ctx.
 	 */
 	void (*case_started)(void *ctx, const char *suite, const char *name);
+	/*
+	 * Appended. The backend's `config:` node (msb_conformance_run_file fills it): the egress
+	 * suite's allowlist half reads the test map egress_test_hosts from it and stands its
+	 * link-local peers up at the addresses the map gives the kit's names (see
+	 * MSB_CONFORMANCE_LISTED_HOST). NULL: those cases are skipped, saying so.
+	 */
+	const msb_node *backend_config;
 } msb_conformance_options;
 
 #define MSB_CONFORMANCE_OPTIONS_INIT \
-	{ (uint32_t)sizeof(msb_conformance_options), NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+	{ (uint32_t)sizeof(msb_conformance_options), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/*
+ * The names the allowlist half asks for. The backend's egress_test_hosts maps the first two
+ * to two addresses of one 169.254.x.y/29 (the kit makes a network namespace holding them and
+ * gives the host side the /29's first address; egress_allow_ranges must reopen that /29),
+ * and the third to a 127.0.0.0/8 address the kit listens on port 80 of, which must stay
+ * unreachable (a listed name resolving to the host's loopback). Ports: egress_ports must
+ * hold 80.
+ */
+#define MSB_CONFORMANCE_LISTED_HOST "listed.conformance.msb.test"
+#define MSB_CONFORMANCE_OTHER_HOST "other.conformance.msb.test"
+#define MSB_CONFORMANCE_LOOPBACK_HOST "loopback.conformance.msb.test"
 
 /* The suites the kit knows, NULL-terminated, in the order they run. */
 const char *const *msb_conformance_suite_names(void);

@@ -64,6 +64,7 @@ typedef struct msb_egress_observed {
 	const msb_key *key;
 	const char *destination; /* guest-chosen: treat as untrusted text */
 	bool allowed;
+	const char *reason;      /* why a denial was denied; NULL when allowed or not said */
 } msb_egress_observed;
 
 /* A host tool called from inside a sandbox (emitted by the host-tool registry). */

@@ -297,9 +297,16 @@ typedef struct msb_agent_config {
 	msb_agent_rlimits rlimits;
 	const char *path_env;          /* NULL: "/usr/local/bin:/usr/bin:/bin" */
 	long uid, gid;                 /* -1: keep */
+	/* egress: allowlist (msb/egress.h): the host proxy's socket as the guest sees it, the
+	 * allowed names in order, the allowed ports. NULL socket: no forwarder. */
+	const char *egress_socket;
+	const char *const *egress_names;
+	const uint16_t *egress_ports;
+	size_t n_egress_ports;
 } msb_agent_config;
 
-#define MSB_AGENT_CONFIG_INIT { NULL, NULL, 60.0, 1024 * 1024, NULL, { 0, 0, 0, 0, 0 }, NULL, -1, -1 }
+#define MSB_AGENT_CONFIG_INIT                                                             \
+	{ NULL, NULL, 60.0, 1024 * 1024, NULL, { 0, 0, 0, 0, 0 }, NULL, -1, -1, NULL, NULL, NULL, 0 }
 
 /*
  * Build the agent's argv: `binary`, then `mode` ("--listen"/"--listen-fd"/"--fd"/"--device") and

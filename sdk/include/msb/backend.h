@@ -93,6 +93,12 @@ typedef struct msb_host {
 	void *ctx;
 	void (*log)(void *ctx, msb_log_level level, const char *message);
 	void (*egress_observed)(void *ctx, const msb_key *key, const char *destination, bool allowed);
+	/*
+	 * Appended: the same report with why a denial was denied (`reason` NULL when allowed).
+	 * A backend calls it when struct_size covers it, else egress_observed.
+	 */
+	void (*egress_decided)(void *ctx, const msb_key *key, const char *destination, bool allowed,
+			       const char *reason);
 } msb_host;
 
 /* Opaque handles: each plugin defines what they point at. */

@@ -51,6 +51,7 @@
 
 #include <msb/agent.h>
 #include <msb/backend.h>
+#include <msb/egress.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,7 +61,7 @@ extern "C" {
 #define MSB_DRIVER_CONFIG_KEYS                                                         \
 	"state_dir", "agent", "run_code", "timeout", "max_output", "rlimit_cpu",      \
 		"rlimit_as", "rlimit_nofile", "rlimit_nproc", "rlimit_fsize", "path", \
-		"start_timeout"
+		"start_timeout", MSB_EGRESS_CONFIG_KEYS
 
 /* What the driver read from `config:`. */
 typedef struct msb_driver_config {
@@ -70,6 +71,7 @@ typedef struct msb_driver_config {
 	double start_timeout;     /* seconds to wait for a started agent to answer; default 10 */
 	msb_agent_config agent;   /* timeout, max_output, run_code, rlimit_*, path; work_dir
 				     and work_alias are per sandbox (see msb_driver_agent_argv) */
+	msb_egress_config egress; /* egress_*: the allowlist proxy's ports and limits */
 } msb_driver_config;
 
 /* One sandbox, as the driver hands it to the boundary callbacks. All paths absolute, host side. */
@@ -87,6 +89,13 @@ typedef struct msb_driver_box {
 	 * client. The driver then uses it instead of connecting and waiting. NULL elsewhere.
 	 */
 	msb_agent_client **greeted;
+	/*
+	 * In start only, under `egress: allowlist` on a boundary with .egress: the host proxy's
+	 * socket, <dir>/egress/px. The boundary makes the directory <dir>/egress reachable at
+	 * the same path inside (process: already; a container: a bind of that directory), and
+	 * msb_driver_agent_argv starts the agent's forwarder on it. NULL otherwise.
+	 */
+	const char *egress_socket;
 } msb_driver_box;
 
 typedef struct msb_boundary {
@@ -136,10 +145,17 @@ typedef struct msb_boundary {
 	 */
 	msb_errc (*identity)(void *ctx, const msb_spec *spec, char *out, size_t size,
 			     msb_error *err);
+	/*
+	 * Appended. true when the boundary carries box->egress_socket's directory inside at the same
+	 * path and keeps the guest's network to loopback alone: the driver then enforces
+	 * `egress: allowlist` through the SDK's proxy (msb/egress.h), reporting every decision,
+	 * and the plugin declares MSB_DRIVER_EGRESS_DECLARATIONS.
+	 */
+	bool egress;
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
-	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL }
+	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, false }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
@@ -165,6 +181,12 @@ void *msb_driver_instance_ctx(const msb_backend_instance *self);
 msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, const char *mode_arg,
 			       const char *work_dir, const char *work_alias, int ready_fd,
 			       char ***argv, msb_error *err);
+/*
+ * For a boundary that builds its agent config itself (msb_agent_config_argv): fill the
+ * egress fields from box->egress_socket, the spec's names and the configured ports (nothing
+ * when box->egress_socket is NULL). msb_driver_agent_argv does this already.
+ */
+void msb_driver_egress_agent_config(const msb_driver_box *box, msb_agent_config *c);
 /* Record `pid` (with its start time, so a recycled pid is never killed) in box->pid_path. */
 msb_errc msb_driver_write_pid(const msb_driver_box *box, pid_t pid, msb_error *err);
 /* The pid recorded for `box` when that process still exists (0 when none is). */
@@ -242,6 +264,18 @@ msb_errc msb_driver_link_socket(const msb_driver_box *box, const char *backend, 
 		.os_families = MSB_WORDS("posix"),                                       \
 		.isolation_scopes = MSB_WORDS("conversation", "call"),                   \
 	}
+
+/* The same, for a boundary with .egress: allowlist enforced by the SDK's proxy, observed. */
+#define MSB_DRIVER_EGRESS_DECLARATIONS                                                   \
+	{                                                                                \
+		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",  \
+					  "files_list", "files_delete"),                \
+		.egress_modes = MSB_WORDS("closed", "allowlist"),                        \
+		.os_families = MSB_WORDS("posix"),                                       \
+		.isolation_scopes = MSB_WORDS("conversation", "call"),                   \
+		.observes_egress = &msb_driver_observes_egress,                          \
+	}
+extern const bool msb_driver_observes_egress; /* true */
 
 /* Every operation but init, as designated initialisers for MSB_BACKEND_DEFINE. */
 #define MSB_DRIVER_OPERATIONS                                                           \

@@ -1,0 +1,37 @@
+#!/bin/sh
+# conformance.sh — the conformance kit's egress suite, allowlist half included, against the
+# real process and bwrap backends: the kit stands its link-local peers up at the addresses
+# this node's test map gives its names (a /29 and a loopback address derived from the pid,
+# so concurrent runs do not meet), and every case must pass. Needs root (the kit's network
+# namespace); skips otherwise.
+set -u
+top_builddir=${MSB_TOP_BUILDDIR:-$(pwd)}
+msb=$top_builddir/core/cli/msb
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
+	echo "SKIP: the kit's link-local peers need root and iproute2"; exit 77
+fi
+dir=$(mktemp -d /tmp/msb-egress-conf-XXXXXX) || exit 1
+chmod 711 "$dir"
+trap 'rm -rf "$dir"' EXIT
+a=$(( 1 + $$ % 200 )); [ "$a" = 169 ] && a=170
+b=$(( 8 * ( ($$ / 200) % 30 ) ))
+status=0
+for backend in process bwrap; do
+	plugin=$top_builddir/plugins/$backend/.libs/$backend.so
+	cat > "$dir/$backend.yaml" <<YAML
+state_dir: $dir/state-$backend
+agent: $top_builddir/sdk/agent/msb-agent
+egress_ports: [80]
+egress_allow_ranges: [169.254.$a.$b/29]
+egress_test_hosts:
+  listed.conformance.msb.test: 169.254.$a.$((b + 2))
+  other.conformance.msb.test: 169.254.$a.$((b + 3))
+  loopback.conformance.msb.test: 127.78.$a.$((b + 1))
+YAML
+	out=$("$msb" conformance "$plugin" --config "$dir/$backend.yaml" --suite egress 2>&1)
+	echo "$out"
+	if ! echo "$out" | grep -q '^6 passed, 0 failed, 0 skipped'; then
+		echo "FAIL: $backend: every egress case must pass"; status=1
+	fi
+done
+exit $status

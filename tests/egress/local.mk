@@ -1,0 +1,30 @@
+# tests/egress: `egress: allowlist` (sdk/egress) — its policy and proxy alone, and on the
+# real backends, attacked from inside against link-local peers in a namespace the test makes.
+check_PROGRAMS += tests/egress/test_egress_process
+TESTS += tests/egress/test_egress_process
+tests_egress_test_egress_process_SOURCES = tests/egress/test_egress_backend.c tests/egress/egress_peer.h
+tests_egress_test_egress_process_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"process"'
+tests_egress_test_egress_process_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_egress_test_egress_process_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	plugins/process/process.la sdk/agent/msb-agent
+
+check_PROGRAMS += tests/egress/test_egress_bwrap
+TESTS += tests/egress/test_egress_bwrap
+tests_egress_test_egress_bwrap_SOURCES = tests/egress/test_egress_backend.c tests/egress/egress_peer.h
+tests_egress_test_egress_bwrap_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"bwrap"' -DEGRESS_HOSTS_FILE
+tests_egress_test_egress_bwrap_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_egress_test_egress_bwrap_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	plugins/bwrap/bwrap.la sdk/agent/msb-agent
+
+# The policy and the request parse alone (http.c compiled in: its parse is not exported).
+check_PROGRAMS += tests/egress/test_egress_policy
+TESTS += tests/egress/test_egress_policy
+tests_egress_test_egress_policy_SOURCES = tests/egress/test_egress_policy.c sdk/egress/http.c
+tests_egress_test_egress_policy_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_egress_test_egress_policy_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+
+# The conformance kit's egress suite on process and bwrap, allowlist half for real.
+TESTS += tests/egress/conformance.sh
+EXTRA_DIST += tests/egress/conformance.sh
+TESTS += tests/egress/cli_verbose.sh
+EXTRA_DIST += tests/egress/cli_verbose.sh
