@@ -81,6 +81,21 @@ msb_errc msb_backend_open(const msb_plugin *plugin, const msb_node *config,
 
 	msb_error e = MSB_ERROR_INIT;
 	msb_errc rc = b->ops->init(config, &b->host, &b->self, &e);
+	if (rc == MSB_OK) {
+		/* A success's leftover message is not a refusal; it is dropped, never leaked. */
+		msb_error_clear(&e);
+	} else if ((unsigned)rc >= MSB_E__COUNT || (unsigned)e.code >= MSB_E__COUNT) {
+		/* A code from no SDK this host knows: an engine failure, with the number kept. */
+		unsigned code = (unsigned)rc;
+		rc = MSB_E_BACKEND;
+		if (e.code == MSB_OK || !msb_error_message(&e)[0])
+			msb_error_set(&e, rc, "init failed with error code %u, which no msb SDK "
+				      "defines, and gave no reason", code);
+		else
+			msb_error_prefix(&e, "init failed with error code %u, which no msb SDK "
+					 "defines: ", code);
+		e.code = rc;
+	}
 	if (rc != MSB_OK) {
 		if (e.code == MSB_OK)
 			msb_error_set(&e, rc, "init failed (%s) and gave no reason; a plugin's init "

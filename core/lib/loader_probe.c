@@ -45,9 +45,24 @@ static void write_all(int fd, const void *buf, size_t len)
 	}
 }
 
+/* A constructor's exit() ends here, before the host's atexit handlers (or LSan's) run. */
+#define PROBE_EXITED 125
+
+static void probe_exited(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	_exit(PROBE_EXITED);
+}
+
 /* The child: dlopen and validate, then the verdict (code, length, message) and _exit. */
 static void probe_child(msb_plugin *p, int report, int output)
 {
+	/* A fault dies of its signal, whatever handler the host (or a sanitizer) installed. */
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS };
+	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+		signal(faults[i], SIG_DFL);
+	atexit(probe_exited);
 	/* Whatever the host had buffered is not the plugin's output. */
 	__fpurge(stdout);
 	__fpurge(stderr);
@@ -240,6 +255,12 @@ static msb_errc probe_verdict(const msb_plugin *p, const probe_state *s, unsigne
 		memcpy(head, s->report, sizeof head);
 		complete = head[1] <= PROBE_MESSAGE_MAX && s->report_len == sizeof head + head[1];
 	}
+	if (!complete && WIFEXITED(s->status) && WEXITSTATUS(s->status) == PROBE_EXITED)
+		return msb_error_set(err, MSB_E_IMPORT,
+				     "plugin %s: refused: loading it called exit() in the probe "
+				     "process before it could be checked: a constructor that exits "
+				     "would end the host",
+				     p->file);
 	if (!complete || !WIFEXITED(s->status) || WEXITSTATUS(s->status) != 0)
 		return msb_error_set(err, MSB_E_IMPORT,
 				     "plugin %s: refused: loading it ended the probe process (exit "

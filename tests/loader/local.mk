@@ -56,3 +56,11 @@ tests_loader_test_loader_threads_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOC
 # The plugins it dlopens, so `make tests/loader/test_loader_threads` alone (the TSan pass) builds them.
 EXTRA_tests_loader_test_loader_threads_DEPENDENCIES = $(LOADER_NAMED) tests/fixtures/good.la \
 	tests/fixtures/silent.la
+# Broken and hostile plugin files: refused before dlopen or in the probe child, never fatal.
+check_PROGRAMS += tests/loader/test_loader_hostile
+TESTS += tests/loader/test_loader_hostile
+tests_loader_test_loader_hostile_SOURCES = tests/loader/test_loader_hostile.c
+tests_loader_test_loader_hostile_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_loader_test_loader_hostile_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+EXTRA_tests_loader_test_loader_hostile_DEPENDENCIES = $(HOSTILE_FIXTURES) tests/fixtures/good.la \
+	tests/fixtures/silent.la
