@@ -40,5 +40,7 @@ msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config
 	opts.open_backends = open_backends;
 	opts.warn = msb_cli_warn;
 	opts.warn_ctx = warnings;
+	/* A third party's constructors run in a child first: they cost a refusal, never msb. */
+	opts.probe_timeout_ms = MSB_LOADER_PROBE_TIMEOUT_MS;
 	return msb_config_load(path, &opts, out, err);
 }

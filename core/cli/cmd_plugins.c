@@ -136,6 +136,7 @@ static int from_paths(int n, char **paths)
 	msb_loader *loader = NULL;
 	if (msb_loader_new(&loader, &err) != MSB_OK)
 		return msb_cli_fail(&err);
+	msb_loader_set_probe(loader, MSB_LOADER_PROBE_TIMEOUT_MS);
 	int refused = 0;
 	if (msb_cli.json)
 		printf("{\"plugins\": [");

@@ -110,6 +110,8 @@ static const char *anchored_ref(msb_config *cfg, const char *ref)
 msb_errc msb_config_load_plugins(msb_config *cfg, msb_error *err)
 {
 	msb_errc rc = msb_loader_new(&cfg->loader, err);
+	if (rc == MSB_OK)
+		msb_loader_set_probe(cfg->loader, cfg->probe_ms);
 	for (size_t i = 0; rc == MSB_OK && i < cfg->n_entries; i++) {
 		msb_config_entry *e = &cfg->entries[i];
 		const char *ref = anchored_ref(cfg, e->plugin_node->scalar);

@@ -104,6 +104,7 @@ struct msb_config {
 	const char *file;
 	const char *base_dir;          /* the file's directory: relative paths are read from it */
 	const char *plugin_path;       /* ':'-joined, or NULL */
+	unsigned probe_ms;             /* msb_config_options.probe_timeout_ms */
 	msb_router_options router;
 	const msb_node *router_node;
 	const msb_node *selected_node;
