@@ -254,7 +254,7 @@ static void test_declarations_limits_widen_refused(void **state)
 {
 	refused("version: 1\nbackends:\n  - plugin: @GOOD@\n    declarations:\n      limits:\n"
 		"        files_in: {max_files: 100000}\n", MSB_E_CONFIG,
-		"6:9: backends[0].declarations.limits: ", "max_files: 100000 is above", "never widened", NULL);
+		"6:31: backends[0].declarations.limits.files_in.max_files: ", "max_files: 100000 is above", "never widened", NULL);
 }
 
 static void test_declarations_unknown_field(void **state)
