@@ -2,3 +2,6 @@
 # and the loader's fixture plugins (which therefore build first).
 TESTS += tests/cli/cli.sh
 EXTRA_DIST += tests/cli/cli.sh
+# Every shipped configuration through `msb check`, held to what its comments claim.
+TESTS += tests/cli/shipped_configs.sh
+EXTRA_DIST += tests/cli/shipped_configs.sh
