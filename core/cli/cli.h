@@ -29,6 +29,12 @@ typedef struct msb_cli_globals {
 	const char *config;  /* -c FILE; NULL: ./sandbox.yaml, then $sysconfdir/msb/sandbox.yaml */
 	bool json;           /* --json */
 	const char *command; /* the subcommand's name, for messages */
+	/*
+	 * Where a failure arose, carried as "stage" by every --json error: load (sandbox.yaml,
+	 * plugins, backends), construct (the router), route (the six checks), acquire (the
+	 * sandbox), call (an operation on it). NULL before any of them.
+	 */
+	const char *stage;
 } msb_cli_globals;
 
 extern msb_cli_globals msb_cli;
@@ -65,6 +71,15 @@ void msb_cli_put_text(FILE *out, const char *s, bool name);
 /* One line on stderr: "msb: warning: …" (the router's warnings, as text). */
 void msb_cli_warn(void *ctx, const char *message);
 
+/*
+ * Effective declarations (cli_declarations.c): as text, one field a line after `indent`;
+ * as JSON, the two members "declarations": {…}, "unstated": […] (no braces around them).
+ */
+void msb_cli_declarations_text(const msb_effective_declarations *d, const char *indent);
+void msb_cli_declarations_json(const msb_effective_declarations *d);
+/* Each backend's own refusal of `spec` ({backend, error, message}), up to `stop` (NULL: all). */
+void msb_cli_refusals_json(const msb_router *router, const msb_spec *spec, const msb_backend *stop);
+
 /* JSON: a string literal (escaped; invalid UTF-8 bytes as \u00XX), or NULL as null. */
 void msb_json_string(FILE *out, const char *s);
 void msb_json_bytes(FILE *out, const void *data, size_t len);
@@ -80,6 +95,8 @@ typedef struct msb_cli_warnings {
 msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config **out,
 		      msb_error *err);
 void msb_cli_warnings_free(msb_cli_warnings *w);
+/* msb_config_router, as the "construct" stage. */
+msb_errc msb_cli_router(msb_config *cfg, msb_router **out, msb_error *err);
 
 /* The key options: --scope, --thread, --agent, --call. */
 typedef struct msb_cli_key {
