@@ -5,3 +5,6 @@ EXTRA_DIST += tests/cli/cli.sh
 # Every shipped configuration through `msb check`, held to what its comments claim.
 TESTS += tests/cli/shipped_configs.sh
 EXTRA_DIST += tests/cli/shipped_configs.sh
+# Refusals as a machine and a person read them: classes, per-backend names, stages, warnings.
+TESTS += tests/cli/cli_report.sh
+EXTRA_DIST += tests/cli/cli_report.sh
