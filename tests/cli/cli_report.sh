@@ -76,6 +76,15 @@ py 'd["stage"] == "load"' "a missing file fails at load"
 sed 's/min_isolation: container/min_isolation: vm/' "$tmp/sandbox.yaml" >"$tmp/vm.yaml"
 "$msb" -c "$tmp/vm.yaml" --json check >"$tmp/out" 2>/dev/null
 py 'd["stage"] == "construct" and d["error"] == "SandboxBackendNotPermitted"' "nothing clearing the floor fails at construct"
+# The fixed selection's floor refusal names the file, the entry's line and the floor's.
+printf 'version: 1\nrouter:\n  min_isolation: container\nbackends:\n  - plugin: %s\nspecs:\n  a: {}\n' "$lo" >"$tmp/fixed.yaml"
+"$msb" -c "$tmp/fixed.yaml" check >/dev/null 2>"$tmp/err"
+grep -q "^msb: SandboxBackendNotPermitted: $tmp/fixed.yaml:5:5: backends\[0\] (floor at $tmp/fixed.yaml:3:18, router.min_isolation): " "$tmp/err" ||
+	fail "the floor refusal names file and lines: $(cat "$tmp/err")"
+printf 'version: 1\nbackends:\n  - plugin: %s\nspecs:\n  a: {}\n' "$lo" >"$tmp/default-floor.yaml"
+"$msb" -c "$tmp/default-floor.yaml" check >/dev/null 2>"$tmp/err"
+grep -q "$tmp/default-floor.yaml:3:5: backends\[0\] (floor: the default" "$tmp/err" ||
+	fail "the default floor's refusal names file and line: $(cat "$tmp/err")"
 "$msb" -c "$tmp/sandbox.yaml" --json exec --scope s --thread t refused -- true >"$tmp/out" 2>/dev/null
 py 'd["stage"] == "route"' "exec of a refused kind fails at route"
 [ "$failures" -eq 0 ]
