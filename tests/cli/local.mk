@@ -8,3 +8,5 @@ EXTRA_DIST += tests/cli/shipped_configs.sh
 # Refusals as a machine and a person read them: classes, per-backend names, stages, warnings.
 TESTS += tests/cli/cli_report.sh
 EXTRA_DIST += tests/cli/cli_report.sh
+TESTS += tests/cli/default_config.sh
+EXTRA_DIST += tests/cli/default_config.sh
