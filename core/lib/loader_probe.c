@@ -169,9 +169,10 @@ static void probe_watch(probe_state *s, pid_t pid, int report, int output, unsig
 		if (output_open)
 			fds[n++] = (struct pollfd){ .fd = output, .events = POLLIN };
 		/* Once the verdict is in (or its pipe closed), poll briefly to notice the exit. */
-		int wait = s->report_eof ? (left < 5 ? (int)left : 5) : (int)left;
+		int wait = s->report_eof ? 1 : (int)left;
 		if (n == 0) {
-			struct timespec ts = { 0, (long)wait * 1000000L };
+			/* Every pipe closed: the child is exiting; a short nap until it is reaped. */
+			struct timespec ts = { 0, 100000L };
 			nanosleep(&ts, NULL);
 			continue;
 		}
