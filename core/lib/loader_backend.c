@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plugin_internal.h"
 
@@ -32,11 +33,18 @@ static msb_errc narrow_by_instance(msb_backend *b, msb_error *err)
 	const msb_declarations *inst = b->ops->instance_declarations(b->self);
 	if (!inst)
 		return MSB_OK;
-	char what[4096];
-	snprintf(what, sizeof what, "backend %s (plugin %s): instance_declarations", b->name,
-		 b->plugin->file);
+	/* Not a fixed buffer: a long path must not cut the field off the message. */
+	char *what = NULL;
+	if (asprintf(&what, "backend %s (plugin %s): instance_declarations", b->name,
+		     b->plugin->file) < 0)
+		return msb_error_set(err, MSB_E_NOMEM, "backend %s: out of memory", b->name);
 	msb_error e = MSB_ERROR_INIT;
-	if (msb_declarations_narrow(&b->decl, inst, what, &b->decl, &e) != MSB_OK) {
+	/* The plugin's memory, copied as bytes first: its pointer need not be aligned. */
+	msb_declarations copy;
+	memcpy(&copy, inst, sizeof copy);
+	msb_errc rc = msb_declarations_narrow(&b->decl, &copy, what, &b->decl, &e);
+	free(what);
+	if (rc != MSB_OK) {
 		e.code = MSB_E_BACKEND_NOT_PERMITTED;
 		msb_error_move(err, &e);
 		return MSB_E_BACKEND_NOT_PERMITTED;

@@ -212,19 +212,6 @@ static const char *signal_name(int sig)
 	}
 }
 
-static void quote_output(const probe_state *s, char *out, size_t size)
-{
-	size_t o = 0, n = s->output_len < PROBE_QUOTE ? s->output_len : PROBE_QUOTE;
-	for (size_t i = 0; i < n && o + 5 < size; i++) {
-		unsigned char c = (unsigned char)s->quote[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
-			out[o++] = (char)c;
-		else
-			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
-	}
-	out[o] = '\0';
-}
-
 static msb_errc probe_verdict(const msb_plugin *p, const probe_state *s, unsigned timeout_ms,
 			      msb_error *err)
 {
@@ -235,7 +222,8 @@ static msb_errc probe_verdict(const msb_plugin *p, const probe_state *s, unsigne
 				     p->file, timeout_ms);
 	if (s->output_len) {
 		char quoted[PROBE_QUOTE * 4 + 1];
-		quote_output(s, quoted, sizeof quoted);
+		msb_plugin_escape(s->quote, s->output_len < PROBE_QUOTE ? s->output_len : PROBE_QUOTE,
+				  quoted, sizeof quoted);
 		return msb_error_set(err, MSB_E_IMPORT,
 				     "plugin %s: refused: it wrote %zu bytes to stdout or stderr "
 				     "while being loaded ('%s'%s): a plugin must not write to the "

@@ -333,6 +333,19 @@ static bool name_char_ok(unsigned char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
+void msb_plugin_escape(const char *bytes, size_t n, char *out, size_t size)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 5 <= size; i++) {
+		unsigned char c = (unsigned char)bytes[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+	}
+	out[o < size ? o : size - 1] = '\0';
+}
+
 static msb_errc check_name(const msb_plugin *p, const char *name, msb_error *err)
 {
 	if (!name || !name[0])
@@ -348,15 +361,7 @@ static msb_errc check_name(const msb_plugin *p, const char *name, msb_error *err
 		return MSB_OK;
 	/* Shown escaped and cut short, so the message keeps the file and the field. */
 	char shown[4 * 48 + 1];
-	size_t o = 0;
-	for (size_t i = 0; i < len && i < 48; i++) {
-		unsigned char c = (unsigned char)name[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
-			shown[o++] = (char)c;
-		else
-			o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02x", c);
-	}
-	shown[o] = '\0';
+	msb_plugin_escape(name, len < 48 ? len : 48, shown, sizeof shown);
 	return msb_error_set(err, NOT_PERMITTED,
 			     "plugin %s: %s.name '%s'%s is not a backend name: a name is 1 to %d "
 			     "of a-z, 0-9, '_' and '-'",

@@ -84,6 +84,12 @@ msb_errc msb_plugin_validate(msb_plugin *plugin, msb_error *err);
  * (MSB_E_IMPORT naming what happened), never the host. Gives the child `timeout_ms`.
  */
 msb_errc msb_plugin_probe(msb_plugin *plugin, unsigned timeout_ms, msb_error *err);
+/*
+ * Write `n` untrusted bytes into `out` (NUL-terminated, at most `size`) with anything but
+ * printable ASCII, '\\' and '\'' as \xNN: a name or output quoted in a refusal can forge no
+ * line and hide no byte.
+ */
+void msb_plugin_escape(const char *bytes, size_t n, char *out, size_t size);
 /* dlopen the examined file in this process (loader.c); MSB_E_IMPORT with dlerror's words. */
 msb_errc msb_plugin_open(msb_plugin *plugin, msb_error *err);
 

@@ -87,4 +87,13 @@ grep -q "$tmp/default-floor.yaml:3:5: backends\[0\] (floor: the default" "$tmp/e
 	fail "the default floor's refusal names file and line: $(cat "$tmp/err")"
 "$msb" -c "$tmp/sandbox.yaml" --json exec --scope s --thread t refused -- true >"$tmp/out" 2>/dev/null
 py 'd["stage"] == "route"' "exec of a refused kind fails at route"
+# A sandbox.yaml naming a plugin whose constructor exits: check refuses it from the probe
+# child and still writes one complete JSON object.
+hostile="$top/tests/fixtures/.libs/hostile_ctor_abort.so"
+if [ -e "$hostile" ]; then
+	printf 'version: 1\nrouter:\n  min_isolation: none\nbackends:\n  - plugin: %s\nspecs:\n  a: {}\n' "$hostile" >"$tmp/hostile.yaml"
+	"$msb" -c "$tmp/hostile.yaml" --json check >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq 1 ] || fail "check of a plugin whose constructor aborts: exit status"
+	py 'd["error"] == "ImportError" and d["stage"] == "load" and "SIGABRT" in d["message"] and "backends[0].plugin" in d["message"]' "check refuses an aborting constructor at load, positioned"
+fi
 [ "$failures" -eq 0 ]
