@@ -5,12 +5,14 @@
  * can refuse it: a constructor calling exit(0) ends the host with success (so `msb plugins
  * --json` leaves truncated JSON that CI reads as a pass), abort or a segfault kills it, a
  * printf corrupts its --json output, a sleep hangs it. So the child dlopens the plugin and
- * validates it exactly as the host would, with its stdout and stderr on a pipe, and sends
+ * validates it exactly as the host would (and dlcloses it, running its destructors, as the
+ * host will at msb_loader_free), with its stdout and stderr on a pipe, and sends
  * the verdict back over another. Anything but a complete verdict, no output and a clean
  * exit within the time bound is a refusal naming what happened; only a plugin whose child
  * passed is dlopened by the host. The host's own check of the file (loader_elf.c) has run
  * before: the child is never asked to map a file that would SIGBUS.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -73,6 +75,10 @@ static void probe_child(msb_plugin *p, int report, int output)
 	msb_errc rc = msb_plugin_open(p, &e);
 	if (rc == MSB_OK)
 		rc = msb_plugin_validate(p, &e);
+	/* Its destructors too: the host runs them at msb_loader_free. */
+	if (p->handle)
+		dlclose(p->handle);
+	p->handle = NULL;
 	/* A constructor's printf still sitting in stdio's buffer is output all the same. */
 	fflush(stdout);
 	fflush(stderr);
