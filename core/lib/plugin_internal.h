@@ -90,6 +90,12 @@ msb_errc msb_plugin_probe(msb_plugin *plugin, unsigned timeout_ms, msb_error *er
  * line and hide no byte.
  */
 void msb_plugin_escape(const char *bytes, size_t n, char *out, size_t size);
+/*
+ * What a backend operation `op` answered, made sane for the host: a success's leftover
+ * message dropped (never leaked); a failure with no code in `err` given rc; a code no SDK
+ * defines (in rc or err) turned into MSB_E_BACKEND naming the number. Returns the code.
+ */
+msb_errc msb_backend_result(const char *op, msb_errc rc, msb_error *err);
 /* dlopen the examined file in this process (loader.c); MSB_E_IMPORT with dlerror's words. */
 msb_errc msb_plugin_open(msb_plugin *plugin, msb_error *err);
 
