@@ -293,6 +293,27 @@ static void test_declarations_limits_widen_refused(void **state)
 		"6:31: backends[0].declarations.limits.files_in.max_files: ", "max_files: 100000 is above", "never widened", NULL);
 }
 
+/* A partial limits narrowing: the unwritten fields keep the plugin's ceiling, never UINT64_MAX. */
+static void test_declarations_partial_limits_keep_ceiling(void **state)
+{
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	if (load("version: 1\nrouter:\n  min_isolation: container\nbackends:\n  - plugin: @GOOD@\n"
+		 "    declarations:\n      limits:\n        files_in: {max_bytes_per_file: 512KiB}\n",
+		 &cfg, &err) != MSB_OK)
+		fail_msg("%s", msb_error_message(&err));
+	const msb_effective_declarations *d = msb_backend_declarations(msb_config_backend_at(cfg, 0));
+	assert_int_equal(d->limits.files_in.max_bytes_per_file, 512 * 1024);
+	assert_int_equal(d->limits.files_in.max_total_bytes, 4 * MSB_MIB);
+	assert_int_equal(d->limits.files_in.max_files, 16);
+	assert_int_equal(d->limits.files_out.max_total_bytes, 8 * MSB_MIB);
+	msb_config_free(cfg);
+	/* A widening found at open (against the configured instance) names the field's line. */
+	refused("version: 1\nrouter:\n  min_isolation: container\nbackends:\n  - plugin: @GOOD@\n"
+		"    config: {closed_only: true}\n    declarations:\n      egress_modes: [closed, allowlist]\n",
+		MSB_E_CONFIG, "8:21: backends[0].declarations.egress_modes: ", "'allowlist' widens", NULL);
+}
+
 static void test_declarations_unknown_field(void **state)
 {
 	refused("version: 1\nbackends:\n  - plugin: @GOOD@\n    declarations:\n      egress: [closed]\n",
@@ -755,6 +776,7 @@ int main(void)
 		T(test_unparsable_count),
 		T(test_declarations_widen_refused),
 		T(test_declarations_limits_widen_refused),
+		T(test_declarations_partial_limits_keep_ceiling),
 		T(test_declarations_unknown_field),
 		T(test_bare_declaration_field_refused),
 		T(test_bare_isolation_refused),

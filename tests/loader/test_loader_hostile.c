@@ -308,6 +308,19 @@ static void test_stale_symbol_behind_a_version(void **state)
 		     "stale bare symbol 'msb_backend_egress_modes'");
 }
 
+static void test_sysv_hash_plugin_loads(void **state)
+{
+	/* Only DT_HASH: the symbol count comes from it rather than from the GNU hash chains. */
+	msb_loader *loader;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_loader_new(&loader, &err), MSB_OK);
+	const msb_plugin *p = NULL;
+	if (msb_loader_load(loader, MSB_TEST_FIXTURE("hostile_sysv_hash"), &p, &err) != MSB_OK)
+		fail_msg("%s", msb_error_message(&err));
+	assert_string_equal(msb_plugin_name(p), "fixture_hostile");
+	msb_loader_free(loader);
+}
+
 static void test_symbols_are_the_plugins_own(void **state)
 {
 	/* Its dependency has a descriptor; the plugin has none of its own. */
@@ -434,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_long_name_refusal_keeps_file_and_field),
 		cmocka_unit_test(test_stale_symbol_behind_a_version),
 		cmocka_unit_test(test_symbols_are_the_plugins_own),
+		cmocka_unit_test(test_sysv_hash_plugin_loads),
 		cmocka_unit_test(test_constructors_run_in_the_probe_child),
 		cmocka_unit_test(test_hanging_constructor_times_out),
 		cmocka_unit_test(test_probe_passes_good_plugins_unchanged),
