@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -390,6 +391,26 @@ static void test_probe_passes_good_plugins_unchanged(void **state)
 	msb_loader_free(loader);
 }
 
+/* A host that ignores SIGCHLD (its children reaped for it) still gets true verdicts. */
+static void test_probe_with_sigchld_ignored(void **state)
+{
+	void (*old)(int) = signal(SIGCHLD, SIG_IGN);
+	msb_loader *loader;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_loader_new(&loader, &err), MSB_OK);
+	msb_loader_set_probe(loader, PROBE_MS);
+	time_t t0 = time(NULL);
+	if (msb_loader_load(loader, MSB_TEST_FIXTURE("good"), NULL, &err) != MSB_OK)
+		fail_msg("%s", msb_error_message(&err));
+	assert_true(time(NULL) - t0 < PROBE_MS / 1000);
+	msb_loader_free(loader);
+	signal(SIGCHLD, old);
+	PROBE_REFUSED("hostile_ctor_exit", "before it could be checked");
+	signal(SIGCHLD, SIG_IGN);
+	PROBE_REFUSED("hostile_ctor_printf", "wrote 17 bytes");
+	signal(SIGCHLD, old);
+}
+
 static const msb_plugin *load_ok(msb_loader *loader, const char *fixture_path)
 {
 	msb_error err = MSB_ERROR_INIT;
@@ -451,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_constructors_run_in_the_probe_child),
 		cmocka_unit_test(test_hanging_constructor_times_out),
 		cmocka_unit_test(test_probe_passes_good_plugins_unchanged),
+		cmocka_unit_test(test_probe_with_sigchld_ignored),
 		cmocka_unit_test(test_init_results),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
