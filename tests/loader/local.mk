@@ -79,10 +79,13 @@ tests_loader_fuzz_elf_replay_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 # then `tests/loader/fuzz_elf -max_total_time=300 tests/loader/fuzz_elf_corpus`.
 FUZZ_ELF_SRCS = core/lib/loader_elf.c sdk/lib/error.c
 CLEANFILES += tests/loader/fuzz_elf
+clean-local: clean-fuzz-elf
+clean-fuzz-elf:
+	-rm -rf tests/loader/fuzz_elf_corpus
 fuzz-elf: $(top_srcdir)/tests/loader/fuzz_elf.c $(FUZZ_ELF_SRCS:%=$(top_srcdir)/%)
 	@mkdir -p tests/loader/fuzz_elf_corpus
 	cp tests/fixtures/.libs/good.so tests/fixtures/.libs/silent.so tests/loader/fuzz_elf_corpus/ || :
 	clang -g -O1 -fsanitize=fuzzer,address,undefined $(AM_CPPFLAGS) -I$(top_srcdir)/core/lib \
 		$(top_srcdir)/tests/loader/fuzz_elf.c $(FUZZ_ELF_SRCS:%=$(top_srcdir)/%) \
 		-o tests/loader/fuzz_elf
-.PHONY: fuzz-elf
+.PHONY: fuzz-elf clean-fuzz-elf
