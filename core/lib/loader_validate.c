@@ -307,23 +307,24 @@ msb_errc msb_plugin_examine(msb_plugin *p, msb_error *err)
 }
 
 /*
- * Where the descriptor is in memory: the object's load base plus the value its own symbol
- * gives. dlsym must agree; if it does not, the file changed between examine and dlopen.
+ * Where the descriptor is in memory: what dlsym finds, which must lie in the plugin's own
+ * object (dladdr1's link map is the handle's), never in a dependency. The link maps are
+ * compared as pointers and never read here: the dynamic linker writes them under its own
+ * lock, which a concurrent load elsewhere would race.
  */
 static msb_errc locate_descriptor(const msb_plugin *p, const unsigned char **at, msb_error *err)
 {
-	struct link_map *lm = NULL;
-	if (dlinfo(p->handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
-		return msb_error_set(err, MSB_E_IMPORT, "plugin %s: cannot find where it was "
-				     "loaded: %s", p->file, dlerror());
-	const unsigned char *addr = (const unsigned char *)lm->l_addr + p->syms.descriptor.value;
+	struct link_map *own = NULL, *where = NULL;
+	Dl_info info;
 	dlerror();
-	if ((const void *)addr != dlsym(p->handle, MSB_BACKEND_SYMBOL))
+	void *sym = dlsym(p->handle, MSB_BACKEND_SYMBOL);
+	if (!sym || dlinfo(p->handle, RTLD_DI_LINKMAP, &own) != 0 || !own ||
+	    !dladdr1(sym, &info, (void **)&where, RTLD_DL_LINKMAP) || where != own)
 		return msb_error_set(err, NOT_PERMITTED,
 				     "plugin %s: the %s its dynamic linker found is not the one "
-				     "its file defines (the file changed while it was loaded?)",
+				     "its own file defines (the file changed while it was loaded?)",
 				     p->file, MSB_BACKEND_SYMBOL);
-	*at = addr;
+	*at = sym;
 	return MSB_OK;
 }
 
