@@ -30,6 +30,12 @@ typedef struct msb_cli_globals {
 	bool json;           /* --json */
 	bool egress_verbose; /* exec -v: print each egress decision on stderr (cli_egress.c) */
 	const char *command; /* the subcommand's name, for messages */
+	/*
+	 * Where a failure arose, carried as "stage" by every --json error: load (sandbox.yaml,
+	 * plugins, backends), construct (the router), route (the six checks), acquire (the
+	 * sandbox), call (an operation on it). NULL before any of them.
+	 */
+	const char *stage;
 } msb_cli_globals;
 
 extern msb_cli_globals msb_cli;
@@ -66,6 +72,15 @@ void msb_cli_put_text(FILE *out, const char *s, bool name);
 /* One line on stderr: "msb: warning: …" (the router's warnings, as text). */
 void msb_cli_warn(void *ctx, const char *message);
 
+/*
+ * Effective declarations (cli_declarations.c): as text, one field a line after `indent`;
+ * as JSON, the two members "declarations": {…}, "unstated": […] (no braces around them).
+ */
+void msb_cli_declarations_text(const msb_effective_declarations *d, const char *indent);
+void msb_cli_declarations_json(const msb_effective_declarations *d);
+/* Each backend's own refusal of `spec` ({backend, error, message}), up to `stop` (NULL: all). */
+void msb_cli_refusals_json(const msb_router *router, const msb_spec *spec, const msb_backend *stop);
+
 /* JSON: a string literal (escaped; invalid UTF-8 bytes as \u00XX), or NULL as null. */
 void msb_json_string(FILE *out, const char *s);
 void msb_json_bytes(FILE *out, const void *data, size_t len);
@@ -83,6 +98,8 @@ msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config
 void msb_cli_warnings_free(msb_cli_warnings *w);
 /* With msb_cli.egress_verbose, have every backend report egress decisions to stderr. */
 void msb_cli_egress_options(msb_config_options *opts);
+/* msb_config_router, as the "construct" stage. */
+msb_errc msb_cli_router(msb_config *cfg, msb_router **out, msb_error *err);
 
 /* The key options: --scope, --thread, --agent, --call. */
 typedef struct msb_cli_key {

@@ -16,6 +16,7 @@ core_cli_msb_SOURCES = \
 	core/cli/cli_terminal.c \
 	core/cli/cmd_check.c \
 	core/cli/cmd_plugins.c \
+	core/cli/cli_declarations.c \
 	core/cli/cmd_route.c \
 	core/cli/cmd_exec.c \
 	core/cli/cmd_run_code.c \

@@ -33,6 +33,7 @@ msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config
 		      msb_error *err)
 {
 	const char *path = NULL;
+	msb_cli.stage = "load";
 	msb_errc rc = find_file(&path, err);
 	if (rc != MSB_OK)
 		return rc;
@@ -41,5 +42,13 @@ msb_errc msb_cli_load(bool open_backends, msb_cli_warnings *warnings, msb_config
 	opts.warn = msb_cli_warn;
 	opts.warn_ctx = warnings;
 	msb_cli_egress_options(&opts);
+	/* A third party's constructors run in a child first: they cost a refusal, never msb. */
+	opts.probe_timeout_ms = MSB_LOADER_PROBE_TIMEOUT_MS;
 	return msb_config_load(path, &opts, out, err);
+}
+
+msb_errc msb_cli_router(msb_config *cfg, msb_router **out, msb_error *err)
+{
+	msb_cli.stage = "construct";
+	return msb_config_router(cfg, out, err);
 }

@@ -36,6 +36,10 @@ int msb_cli_fail_with(msb_error *err, int status)
 		msb_json_string(stdout, name);
 		fputs(", \"message\": ", stdout);
 		msb_json_string(stdout, message);
+		if (msb_cli.stage) {
+			fputs(", \"stage\": ", stdout);
+			msb_json_string(stdout, msb_cli.stage);
+		}
 		fputs("}\n", stdout);
 		fflush(stdout);
 	} else {

@@ -88,9 +88,11 @@ static void *progress_main(void *arg)
 static msb_errc acquire(msb_cli_session *s, msb_error *err)
 {
 	const msb_backend *chosen = NULL;
+	msb_cli.stage = "route";
 	msb_errc rc = msb_router_ensure_can_serve(s->router, s->spec, &chosen, err);
 	if (rc != MSB_OK)
 		return rc;
+	msb_cli.stage = "acquire";
 	progress p = { .kind = s->spec->kind, .backend = msb_backend_name(chosen) };
 	pthread_t thread;
 	bool watching = isatty(STDERR_FILENO) && !msb_cli.json;
@@ -109,6 +111,8 @@ static msb_errc acquire(msb_cli_session *s, msb_error *err)
 		pthread_cond_destroy(&p.done_cv);
 		pthread_mutex_destroy(&p.lock);
 	}
+	if (rc == MSB_OK)
+		msb_cli.stage = "call";
 	return rc;
 }
 
@@ -121,7 +125,7 @@ msb_errc msb_cli_session_open(msb_cli_session *s, const char *kind, const msb_cl
 	if (rc == MSB_OK)
 		rc = msb_config_spec_find(s->cfg, kind, &s->spec, err);
 	if (rc == MSB_OK)
-		rc = msb_config_router(s->cfg, &s->router, err);
+		rc = msb_cli_router(s->cfg, &s->router, err);
 	if (rc == MSB_OK)
 		rc = acquire(s, err);
 	if (rc != MSB_OK)

@@ -20,12 +20,17 @@ typedef struct outcome {
 	msb_error err;
 } outcome;
 
+/*
+ * Each backend as the router sees it: its effective declarations, after the instance's own
+ * narrowing and the entry's. No other command shows them, and they are what every check ran on.
+ */
 static void print_text(const msb_config *cfg, const outcome *o, size_t n, size_t refused)
 {
 	printf("%s: %zu backend(s), %zu spec(s)\n", msb_config_file(cfg), msb_config_backend_count(cfg), n);
 	for (size_t i = 0; i < msb_config_backend_count(cfg); i++) {
 		const msb_backend *b = msb_config_backend_at(cfg, i);
 		printf("  backend %-16s %s\n", msb_backend_name(b), msb_word_name(MSB_AXIS_ISOLATION, (int)msb_backend_isolation(b)));
+		msb_cli_declarations_text(msb_backend_declarations(b), "    ");
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *kind = msb_config_spec_at(cfg, i)->kind;
@@ -39,8 +44,8 @@ static void print_text(const msb_config *cfg, const outcome *o, size_t n, size_t
 		fprintf(stderr, "msb: check: %zu of %zu spec(s) refused\n", refused, n);
 }
 
-static void print_json(const msb_config *cfg, const outcome *o, size_t n, size_t refused,
-		       const msb_cli_warnings *w)
+static void print_json(const msb_config *cfg, const msb_router *router, const outcome *o,
+		       size_t n, size_t refused, const msb_cli_warnings *w)
 {
 	printf("{\"file\": ");
 	msb_json_string(stdout, msb_config_file(cfg));
@@ -51,6 +56,8 @@ static void print_json(const msb_config *cfg, const outcome *o, size_t n, size_t
 		msb_json_string(stdout, msb_backend_name(b));
 		printf(", \"isolation\": ");
 		msb_json_string(stdout, msb_word_name(MSB_AXIS_ISOLATION, (int)msb_backend_isolation(b)));
+		printf(", ");
+		msb_cli_declarations_json(msb_backend_declarations(b));
 		printf("}");
 	}
 	printf("], \"specs\": [");
@@ -65,6 +72,11 @@ static void print_json(const msb_config *cfg, const outcome *o, size_t n, size_t
 			msb_json_string(stdout, msb_errc_name(o[i].err.code));
 			printf(", \"message\": ");
 			msb_json_string(stdout, msb_error_message(&o[i].err));
+			printf(", \"stage\": \"route\"");
+			if (msb_router_get_options(router)->selection == MSB_SELECTION_PER_SPEC) {
+				printf(", \"refusals\": ");
+				msb_cli_refusals_json(router, msb_config_spec_at(cfg, i), NULL);
+			}
 		}
 		printf("}");
 	}
@@ -90,7 +102,7 @@ int msb_cmd_check(int argc, char **argv)
 	msb_config *cfg = NULL;
 	msb_router *router = NULL;
 	if (msb_cli_load(true, &warnings, &cfg, &err) != MSB_OK ||
-	    msb_config_router(cfg, &router, &err) != MSB_OK) {
+	    msb_cli_router(cfg, &router, &err) != MSB_OK) {
 		for (size_t i = 0; !msb_cli.json && i < warnings.len; i++)
 			msb_cli_warn(NULL, warnings.items[i]);
 		int status = msb_cli_fail(&err);
@@ -113,7 +125,7 @@ int msb_cmd_check(int argc, char **argv)
 			refused++;
 		}
 	if (msb_cli.json)
-		print_json(cfg, o, n, refused, &warnings);
+		print_json(cfg, router, o, n, refused, &warnings);
 	else
 		print_text(cfg, o, n, refused);
 	for (size_t i = 0; !msb_cli.json && i < warnings.len; i++)

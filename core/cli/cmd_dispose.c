@@ -64,7 +64,7 @@ int msb_cmd_dispose(int argc, char **argv)
 	 * command reports itself, and a second line saying it again is noise.
 	 */
 	msb_cli_warnings warnings = { 0 };
-	if (msb_cli_load(true, &warnings, &cfg, &err) != MSB_OK || msb_config_router(cfg, &router, &err) != MSB_OK) {
+	if (msb_cli_load(true, &warnings, &cfg, &err) != MSB_OK || msb_cli_router(cfg, &router, &err) != MSB_OK) {
 		status = msb_cli_fail(&err);
 		msb_error_clear(&err);
 		msb_config_free(cfg);

@@ -3,10 +3,8 @@
  * each backend registered before it was passed over.
  *
  * A successful per_spec route discards the refusals it passed over (the seed's rule), so
- * they are recovered here with the public API alone: for each earlier backend, a router
- * pinned to it (fixed, selected) with the same policy is asked the same question. Its
- * construction refusal (below the floor) or its ensure_can_serve refusal is exactly why
- * routing moved past it.
+ * they are recovered here with msb_router_check_backend: each earlier backend's own
+ * refusal under the same policy, as per_spec words it.
  */
 #include <string.h>
 
@@ -18,48 +16,38 @@ static const char usage[] =
 	"under selection: per_spec, each earlier-registered backend with its own refusal.\n"
 	"Exit 0 when KIND is served, 1 when it is refused.\n";
 
-static void silent(void *ctx, const char *message) { (void)ctx; (void)message; }
-
-/* Why `b` does not serve `spec`: a router pinned to it, same policy, answers. */
-static void why_not(msb_config *cfg, const msb_backend *b, const msb_spec *spec, msb_error *err)
+/*
+ * Each backend registered before the chosen one, with its own refusal, worded as per_spec
+ * routing passed over it (msb_router_check_backend): never the fixed selection's sentence
+ * about falling back, which this route just did on purpose.
+ */
+static void print_passed_over(const msb_router *router, const msb_spec *spec,
+			      const msb_backend *chosen)
 {
-	msb_router_options o = *msb_config_router_options(cfg);
-	o.selection = MSB_SELECTION_FIXED;
-	o.selected = msb_backend_name(b);
-	o.warn = silent;
-	o.observer = NULL;
-	msb_router *pinned = NULL;
-	if (msb_router_new((msb_backend *const *)&b, 1, &o, &pinned, err) == MSB_OK) {
-		const msb_backend *chosen;
-		msb_router_ensure_can_serve(pinned, spec, &chosen, err);
-		msb_router_free(pinned);
+	if (msb_cli.json) {
+		msb_cli_refusals_json(router, spec, chosen);
+		return;
 	}
-}
-
-static void print_passed_over(msb_config *cfg, const msb_spec *spec, const msb_backend *chosen)
-{
-	bool first = true;
-	for (size_t i = 0; i < msb_config_backend_count(cfg); i++) {
-		const msb_backend *b = msb_config_backend_at(cfg, i);
+	for (size_t i = 0; i < msb_router_backend_count(router); i++) {
+		const msb_backend *b = msb_router_backend_at(router, i);
 		if (b == chosen)
 			break;
 		msb_error err = MSB_ERROR_INIT;
-		why_not(cfg, b, spec, &err);
-		if (msb_cli.json) {
-			printf("%s{\"backend\": ", first ? "" : ", ");
-			msb_json_string(stdout, msb_backend_name(b));
-			printf(", \"error\": ");
-			msb_json_string(stdout, msb_errc_name(err.code));
-			printf(", \"message\": ");
-			msb_json_string(stdout, msb_error_message(&err));
-			printf("}");
-		} else {
-			printf("  passed over %s: %s: %s\n", msb_backend_name(b), msb_errc_name(err.code),
-			       msb_error_message(&err));
-		}
-		first = false;
+		msb_router_check_backend(router, i, spec, &err);
+		printf("  passed over %s: %s: %s\n", msb_backend_name(b), msb_errc_name(err.code),
+		       msb_error_message(&err));
 		msb_error_clear(&err);
 	}
+}
+
+static void print_warnings_json(const msb_cli_warnings *w)
+{
+	printf(", \"warnings\": [");
+	for (size_t i = 0; i < w->len; i++) {
+		printf("%s", i ? ", " : "");
+		msb_json_string(stdout, w->items[i]);
+	}
+	printf("]");
 }
 
 int msb_cmd_route(int argc, char **argv)
@@ -78,10 +66,32 @@ int msb_cmd_route(int argc, char **argv)
 	const msb_spec *spec = NULL;
 	const msb_backend *chosen = NULL;
 	int status = MSB_EXIT_OK;
-	if (msb_cli_load(true, NULL, &cfg, &err) != MSB_OK || msb_config_spec_find(cfg, kind, &spec, &err) != MSB_OK ||
-	    msb_config_router(cfg, &router, &err) != MSB_OK ||
-	    msb_router_ensure_can_serve(router, spec, &chosen, &err) != MSB_OK) {
+	/* The router's warnings: a `warnings` array under --json (as check has), else stderr. */
+	msb_cli_warnings warnings = { 0 };
+	if (msb_cli_load(true, &warnings, &cfg, &err) != MSB_OK || msb_config_spec_find(cfg, kind, &spec, &err) != MSB_OK ||
+	    msb_cli_router(cfg, &router, &err) != MSB_OK) {
+		for (size_t i = 0; !msb_cli.json && i < warnings.len; i++)
+			msb_cli_warn(NULL, warnings.items[i]);
 		status = msb_cli_fail(&err);
+	} else if ((msb_cli.stage = "route", msb_router_ensure_can_serve(router, spec, &chosen, &err)) != MSB_OK) {
+		for (size_t i = 0; !msb_cli.json && i < warnings.len; i++)
+			msb_cli_warn(NULL, warnings.items[i]);
+		if (msb_cli.json) {
+			/* A refused route is still an answer: the class, each backend's own, the warnings. */
+			printf("{\"kind\": ");
+			msb_json_string(stdout, kind);
+			printf(", \"error\": ");
+			msb_json_string(stdout, msb_errc_name(err.code));
+			printf(", \"message\": ");
+			msb_json_string(stdout, msb_error_message(&err));
+			printf(", \"stage\": \"route\", \"refusals\": ");
+			msb_cli_refusals_json(router, spec, NULL);
+			print_warnings_json(&warnings);
+			printf("}\n");
+			status = MSB_EXIT_FAILED;
+		} else {
+			status = msb_cli_fail(&err);
+		}
 	} else {
 		bool per_spec = msb_config_router_options(cfg)->selection == MSB_SELECTION_PER_SPEC;
 		const char *rung = msb_word_name(MSB_AXIS_ISOLATION, (int)msb_backend_isolation(chosen));
@@ -92,16 +102,22 @@ int msb_cmd_route(int argc, char **argv)
 			msb_json_string(stdout, msb_backend_name(chosen));
 			printf(", \"isolation\": ");
 			msb_json_string(stdout, rung);
-			printf(", \"selection\": \"%s\", \"passed_over\": [", per_spec ? "per_spec" : "fixed");
+			printf(", \"selection\": \"%s\", \"passed_over\": ", per_spec ? "per_spec" : "fixed");
 			if (per_spec)
-				print_passed_over(cfg, spec, chosen);
-			printf("]}\n");
+				print_passed_over(router, spec, chosen);
+			else
+				printf("[]");
+			print_warnings_json(&warnings);
+			printf("}\n");
 		} else {
 			printf("%s -> %s (%s)\n", kind, msb_backend_name(chosen), rung);
 			if (per_spec)
-				print_passed_over(cfg, spec, chosen);
+				print_passed_over(router, spec, chosen);
 		}
+		for (size_t i = 0; !msb_cli.json && i < warnings.len; i++)
+			msb_cli_warn(NULL, warnings.items[i]);
 	}
+	msb_cli_warnings_free(&warnings);
 	msb_error_clear(&err);
 	msb_router_free(router);
 	msb_config_free(cfg);

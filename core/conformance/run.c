@@ -207,6 +207,9 @@ msb_errc msb_conformance_run_file(const char *plugin_path, const msb_node *confi
 	msb_backend *backend = NULL;
 	*out = NULL;
 	msb_errc rc = msb_loader_new(&loader, err);
+	/* Loaded as the msb command loads it: its constructors first in a probe child. */
+	if (rc == MSB_OK)
+		msb_loader_set_probe(loader, MSB_LOADER_PROBE_TIMEOUT_MS);
 	if (rc == MSB_OK)
 		rc = msb_loader_load(loader, plugin_path, &plugin, err);
 	/* The backend reports its egress decisions to the kit, which checks them (suite_egress.c). */

@@ -110,6 +110,8 @@ static const char *anchored_ref(msb_config *cfg, const char *ref)
 msb_errc msb_config_load_plugins(msb_config *cfg, msb_error *err)
 {
 	msb_errc rc = msb_loader_new(&cfg->loader, err);
+	if (rc == MSB_OK)
+		msb_loader_set_probe(cfg->loader, cfg->probe_ms);
 	for (size_t i = 0; rc == MSB_OK && i < cfg->n_entries; i++) {
 		msb_config_entry *e = &cfg->entries[i];
 		const char *ref = anchored_ref(cfg, e->plugin_node->scalar);
@@ -157,8 +159,13 @@ msb_errc msb_config_open_backends(msb_config *cfg, const msb_host *host, msb_err
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < cfg->n_entries; i++) {
 		msb_config_entry *e = &cfg->entries[i];
-		const msb_declarations *narrow = e->decl_node ? &e->narrow : NULL;
-		msb_errc rc = msb_backend_open(e->plugin, e->config, narrow, host, &e->backend, err);
+		/* The entry narrows what the configured instance declares, field by field (at its line). */
+		msb_errc rc = msb_backend_open(e->plugin, e->config, NULL, host, &e->backend, err);
+		if (rc == MSB_OK && (rc = msb_config_narrow_backend(cfg, e, err)) != MSB_OK) {
+			msb_backend_close(e->backend);
+			e->backend = NULL;
+			return rc;
+		}
 		if (rc != MSB_OK) {
 			/* A plugin refusing its config: node positions it already; anything else gets the entry's. */
 			if (!strstr(msb_error_message(err), cfg->file))

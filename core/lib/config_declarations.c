@@ -9,7 +9,10 @@
  * Each field is checked on its own against the plugin's effective declarations, so the
  * refusal points at the line that widens.
  */
+#include <stdio.h>
 #include <string.h>
+
+#include "plugin_internal.h"
 
 #include "config_internal.h"
 
@@ -79,14 +82,17 @@ static void fill_unstated(msb_transfer_limits *l, unsigned stated, const msb_tra
 		l->max_files = base->max_files;
 }
 
-msb_errc msb_config_check_declarations(msb_config *cfg, msb_config_entry *e, msb_error *err)
+/*
+ * Check the entry's declarations field by field against `base`, each refusal positioned at
+ * its own field's line. A limits mapping that names some fields keeps `base`'s value for the
+ * rest: an unwritten field is not a request, so it is filled from the ceiling it narrows (the
+ * plugin's at load, the configured instance's at open). The narrowed result goes to `out`
+ * when it is not NULL.
+ */
+static msb_errc narrow_entry(msb_config *cfg, msb_config_entry *e,
+			     const msb_effective_declarations *base, const char *what,
+			     msb_effective_declarations *out, msb_error *err)
 {
-	const msb_effective_declarations *base = msb_plugin_declarations(e->plugin);
-	const char *what = msb_plugin_name(e->plugin);
-	/*
-	 * A limits mapping that names some fields keeps the plugin's value for the rest: the
-	 * declarations object carries the whole ceiling, and an unnamed field is not a request.
-	 */
 	if (e->limits_node) {
 		msb_sandbox_limits *l = msb_arena_alloc(cfg->arena, sizeof *l);
 		if (!l)
@@ -107,7 +113,7 @@ msb_errc msb_config_check_declarations(msb_config *cfg, msb_config_entry *e, msb
 	};
 	const char *keys[] = { "capabilities", "egress_modes", "os_families", "isolation_scopes",
 			       "observes_egress", "limits" };
-	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+	for (size_t i = 0; i < sizeof fields / sizeof *fields - 1; i++) {
 		const msb_node *at = msb_node_get(e->decl_node, keys[i]);
 		if (!at)
 			continue;
@@ -115,5 +121,51 @@ msb_errc msb_config_check_declarations(msb_config *cfg, msb_config_entry *e, msb
 		if (rc != MSB_OK)
 			return rc;
 	}
+	/* Each written ceiling alone, the rest at base's, so a widening names its own line. */
+	static const char *const limit_fields[] = { "max_bytes_per_file", "max_total_bytes",
+						    "max_files" };
+	for (int dir = 0; e->limits_node && dir < 2; dir++) {
+		const msb_node *d = msb_node_get(e->limits_node, dir ? "files_out" : "files_in");
+		unsigned stated = dir ? e->limits_out_stated : e->limits_in_stated;
+		for (unsigned f = 0; d && f < 3; f++) {
+			if (!(stated & (1u << f)))
+				continue;
+			msb_sandbox_limits one = base->limits;
+			msb_transfer_limits *t = dir ? &one.files_out : &one.files_in;
+			const msb_transfer_limits *src = dir ? &e->limits_out : &e->limits_in;
+			if (f == 0)
+				t->max_bytes_per_file = src->max_bytes_per_file;
+			else if (f == 1)
+				t->max_total_bytes = src->max_total_bytes;
+			else
+				t->max_files = src->max_files;
+			const msb_node *at = msb_node_get(d, limit_fields[f]);
+			const msb_declarations only = { .limits = &one };
+			msb_errc rc = check_one(base, &only, at ? at : d, what, err);
+			if (rc != MSB_OK)
+				return rc;
+		}
+	}
+	if (out && msb_declarations_narrow(base, &e->narrow, what, out, err) != MSB_OK)
+		return msb_config_reposition(err, e->decl_node);
 	return MSB_OK;
+}
+
+msb_errc msb_config_check_declarations(msb_config *cfg, msb_config_entry *e, msb_error *err)
+{
+	return narrow_entry(cfg, e, msb_plugin_declarations(e->plugin), msb_plugin_name(e->plugin),
+			    NULL, err);
+}
+
+msb_errc msb_config_narrow_backend(msb_config *cfg, msb_config_entry *e, msb_error *err)
+{
+	if (!e->decl_node)
+		return MSB_OK;
+	msb_backend *b = e->backend;
+	size_t n = strlen(b->name) + 32;
+	char *what = msb_arena_alloc(cfg->arena, n);
+	if (!what)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	snprintf(what, n, "backend %s: declarations", b->name);
+	return narrow_entry(cfg, e, &b->decl, what, &b->decl, err);
 }

@@ -104,6 +104,7 @@ struct msb_config {
 	const char *file;
 	const char *base_dir;          /* the file's directory: relative paths are read from it */
 	const char *plugin_path;       /* ':'-joined, or NULL */
+	unsigned probe_ms;             /* msb_config_options.probe_timeout_ms */
 	msb_router_options router;
 	const msb_node *router_node;
 	const msb_node *selected_node;
@@ -125,6 +126,12 @@ msb_errc msb_config_check_declarations(msb_config *cfg, msb_config_entry *e, msb
 msb_errc msb_config_read_specs(msb_config *cfg, const msb_node *n, msb_error *err);
 /* Phase 3: load the plugins; then (open_backends) initialise them. */
 msb_errc msb_config_load_plugins(msb_config *cfg, msb_error *err);
+/*
+ * Narrow an opened backend's declarations (its instance's) by the entry's `declarations:`
+ * (config_declarations.c): each widening refused at its field's line, unwritten limit
+ * fields kept at the instance's ceiling.
+ */
+msb_errc msb_config_narrow_backend(msb_config *cfg, msb_config_entry *e, msb_error *err);
 msb_errc msb_config_open_backends(msb_config *cfg, const msb_host *host, msb_error *err);
 
 /*

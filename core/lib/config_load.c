@@ -4,6 +4,7 @@
  * config_router.c, config_backends.c (+ config_declarations.c) and config_specs.c.
  */
 #include <libgen.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,9 @@ static msb_errc config_read(msb_config_doc *doc, const char *name, const msb_con
 	ro.warn_ctx = options->warn_ctx;
 	ro.observer = options->observer;
 	cfg->router = ro;
+	if (options->struct_size >= offsetof(msb_config_options, probe_timeout_ms) +
+					    sizeof options->probe_timeout_ms)
+		cfg->probe_ms = options->probe_timeout_ms;
 	msb_errc rc = read_schema(cfg, err);
 	if (rc != MSB_OK) {
 		msb_config_free(cfg);
@@ -137,7 +141,8 @@ static msb_errc check_options(const msb_config_options **options, msb_error *err
 	static const msb_config_options defaults = MSB_CONFIG_OPTIONS_INIT;
 	if (!*options)
 		*options = &defaults;
-	if ((*options)->struct_size < sizeof(msb_config_options))
+	/* A host built before the appended fields passes a shorter struct: still served. */
+	if ((*options)->struct_size < offsetof(msb_config_options, probe_timeout_ms))
 		return msb_error_set(err, MSB_E_VALUE, "msb_config_options struct_size %u is older than this "
 				     "library's (%zu)", (*options)->struct_size, sizeof(msb_config_options));
 	return MSB_OK;

@@ -86,7 +86,29 @@ msb_errc msb_config_router(msb_config *cfg, msb_router **out, msb_error *err)
 				     "%s: no backend is open (the configuration was loaded without opening them)",
 				     cfg->file);
 	msb_errc rc = msb_router_new(cfg->backends, cfg->n_backends, &cfg->router, out, err);
-	if (rc != MSB_OK && cfg->router_node)
+	if (rc == MSB_E_BACKEND_NOT_PERMITTED && cfg->router.selection == MSB_SELECTION_FIXED) {
+		/*
+		 * The fixed backend below the floor: positioned at the entry refused (the pinned
+		 * one, else the first), and at the floor's own line when the file writes it.
+		 */
+		const msb_config_entry *e = &cfg->entries[0];
+		for (size_t i = 0; cfg->router.selected && i < cfg->n_entries; i++)
+			if (cfg->entries[i].backend &&
+			    strcmp(msb_backend_name(cfg->entries[i].backend), cfg->router.selected) == 0)
+				e = &cfg->entries[i];
+		const msb_node *floor = cfg->router_node && !msb_node_is_null(cfg->router_node)
+						? msb_node_get(cfg->router_node, "min_isolation")
+						: NULL;
+		if (floor)
+			msb_error_prefix(err, "%s:%u:%u: %s (floor at %s:%u:%u, router.min_isolation): ",
+					 cfg->file, e->node->line, e->node->column, e->node->path,
+					 cfg->file, floor->line, floor->column);
+		else
+			msb_error_prefix(err, "%s:%u:%u: %s (floor: the default, router.min_isolation "
+					 "unwritten): ",
+					 cfg->file, e->node->line, e->node->column, e->node->path);
+	} else if (rc != MSB_OK && cfg->router_node) {
 		msb_error_prefix(err, "%s: router: ", cfg->file);
+	}
 	return rc;
 }

@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <msb/loader.h>
 
@@ -71,6 +72,11 @@ msb_errc msb_declarations_resolve(const msb_declarations *decl, const char *what
 			eff.unstated |= f->bit;
 			continue;
 		}
+		if ((uintptr_t)words % _Alignof(const char *) != 0)
+			return msb_error_set(err, MSB_E_VALUE,
+					     "%s.%s: the word list is at a misaligned address: it "
+					     "is not a NULL-terminated array of strings",
+					     what, f->name);
 		msb_error e = MSB_ERROR_INIT;
 		msb_errc rc = msb_set_parse(f->axis, words, eff_set(&eff, f), &e);
 		if (rc != MSB_OK) {
@@ -85,14 +91,23 @@ msb_errc msb_declarations_resolve(const msb_declarations *decl, const char *what
 	 * which is narrow, not wrong.
 	 */
 	if (decl->limits) {
-		eff.limits = *decl->limits;
+		/* Copied as bytes: a plugin's pointer need not be aligned for a struct load. */
+		memcpy(&eff.limits, decl->limits, sizeof eff.limits);
 	} else {
 		eff.limits = default_limits;
 		eff.unstated |= MSB_DECL_LIMITS;
 	}
 
 	if (decl->observes_egress) {
-		eff.observes_egress = *decl->observes_egress;
+		/* Read as a byte: anything but 0 or 1 is not a bool, and loading it as one is UB. */
+		unsigned char byte;
+		memcpy(&byte, decl->observes_egress, 1);
+		if (byte > 1)
+			return msb_error_set(err, MSB_E_VALUE,
+					     "%s.observes_egress: holds the byte %u, which is "
+					     "neither false (0) nor true (1)",
+					     what, (unsigned)byte);
+		eff.observes_egress = byte == 1;
 	} else {
 		eff.observes_egress = false;
 		eff.unstated |= MSB_DECL_OBSERVES_EGRESS;

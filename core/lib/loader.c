@@ -13,6 +13,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,8 +40,39 @@ static void plugin_free(msb_plugin *p)
 		return;
 	if (p->handle)
 		dlclose(p->handle);
+	free(p->copy);
 	free(p->file);
 	free(p);
+}
+
+void msb_loader_set_probe(msb_loader *loader, unsigned timeout_ms)
+{
+	pthread_mutex_lock(&loader->lock);
+	loader->probe_ms = timeout_ms;
+	pthread_mutex_unlock(&loader->lock);
+}
+
+msb_errc msb_plugin_open(msb_plugin *p, msb_error *err)
+{
+	/* A bare file name would send dlopen searching the library path, not the file examined. */
+	char *local = NULL;
+	const char *path = p->file;
+	if (!strchr(path, '/')) {
+		size_t n = strlen(path) + 3;
+		if (!(local = malloc(n)))
+			return msb_error_set(err, MSB_E_NOMEM, "plugin %s: out of memory", p->file);
+		snprintf(local, n, "./%s", path);
+		path = local;
+	}
+	dlerror();
+	p->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	free(local);
+	if (!p->handle) {
+		const char *why = dlerror();
+		return msb_error_set(err, MSB_E_IMPORT, "plugin %s: cannot be loaded: %s", p->file,
+				     why ? why : "dlopen failed");
+	}
+	return MSB_OK;
 }
 
 void msb_loader_free(msb_loader *loader)
@@ -89,16 +121,17 @@ msb_errc msb_loader_load(msb_loader *loader, const char *path, const msb_plugin 
 		return msb_error_set(err, MSB_E_NOMEM, "plugin %s: out of memory", path);
 	}
 	p->loader = loader;
-	dlerror();
-	p->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!p->handle) {
-		const char *why = dlerror();
-		msb_errc rc = msb_error_set(err, MSB_E_IMPORT, "plugin %s: cannot be loaded: %s",
-					    path, why ? why : "dlopen failed");
-		plugin_free(p);
-		return rc;
-	}
-	msb_errc rc = msb_plugin_validate(p, err);
+	pthread_mutex_lock(&loader->lock);
+	unsigned probe_ms = loader->probe_ms;
+	pthread_mutex_unlock(&loader->lock);
+	/* The file first, then (when asked) a child's dlopen, and only then this process's. */
+	msb_errc rc = msb_plugin_examine(p, err);
+	if (rc == MSB_OK && probe_ms)
+		rc = msb_plugin_probe(p, probe_ms, err);
+	if (rc == MSB_OK)
+		rc = msb_plugin_open(p, err);
+	if (rc == MSB_OK)
+		rc = msb_plugin_validate(p, err);
 	if (rc == MSB_OK) {
 		pthread_mutex_lock(&loader->lock);
 		const msb_plugin *taken = loader_find(loader, p->desc->name);

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plugin_internal.h"
 
@@ -25,6 +26,33 @@ static void ignore_egress(void *ctx, const msb_key *key, const char *destination
 	(void)ctx, (void)key, (void)destination, (void)allowed;
 }
 
+msb_errc msb_backend_result(const char *op, msb_errc rc, msb_error *err)
+{
+	if (rc == MSB_OK) {
+		/* A success's leftover message is not a refusal; it is dropped, never leaked. */
+		msb_error_clear(err);
+		return MSB_OK;
+	}
+	if ((unsigned)rc < MSB_E__COUNT && (!err || (unsigned)err->code < MSB_E__COUNT)) {
+		if (err && (err->code == MSB_OK || !err->message || !err->message[0]))
+			msb_error_set(err, rc, "%s failed (%s) and gave no reason; a plugin must say "
+				      "why it refused", op, msb_errc_name(rc));
+		return rc;
+	}
+	/* A code from no SDK this host knows: an engine failure, with the number kept. */
+	unsigned code = (unsigned)rc < MSB_E__COUNT ? (unsigned)err->code : (unsigned)rc;
+	if (!err)
+		return MSB_E_BACKEND;
+	if (!err->message || !err->message[0])
+		msb_error_set(err, MSB_E_BACKEND, "%s failed with error code %u, which no msb SDK "
+			      "defines, and gave no reason", op, code);
+	else
+		msb_error_prefix(err, "%s failed with error code %u, which no msb SDK defines: ", op,
+				 code);
+	err->code = MSB_E_BACKEND;
+	return MSB_E_BACKEND;
+}
+
 static msb_errc narrow_by_instance(msb_backend *b, msb_error *err)
 {
 	if (!b->ops->instance_declarations)
@@ -32,11 +60,18 @@ static msb_errc narrow_by_instance(msb_backend *b, msb_error *err)
 	const msb_declarations *inst = b->ops->instance_declarations(b->self);
 	if (!inst)
 		return MSB_OK;
-	char what[4096];
-	snprintf(what, sizeof what, "backend %s (plugin %s): instance_declarations", b->name,
-		 b->plugin->file);
+	/* Not a fixed buffer: a long path must not cut the field off the message. */
+	char *what = NULL;
+	if (asprintf(&what, "backend %s (plugin %s): instance_declarations", b->name,
+		     b->plugin->file) < 0)
+		return msb_error_set(err, MSB_E_NOMEM, "backend %s: out of memory", b->name);
 	msb_error e = MSB_ERROR_INIT;
-	if (msb_declarations_narrow(&b->decl, inst, what, &b->decl, &e) != MSB_OK) {
+	/* The plugin's memory, copied as bytes first: its pointer need not be aligned. */
+	msb_declarations copy;
+	memcpy(&copy, inst, sizeof copy);
+	msb_errc rc = msb_declarations_narrow(&b->decl, &copy, what, &b->decl, &e);
+	free(what);
+	if (rc != MSB_OK) {
 		e.code = MSB_E_BACKEND_NOT_PERMITTED;
 		msb_error_move(err, &e);
 		return MSB_E_BACKEND_NOT_PERMITTED;
@@ -81,10 +116,8 @@ msb_errc msb_backend_open(const msb_plugin *plugin, const msb_node *config,
 
 	msb_error e = MSB_ERROR_INIT;
 	msb_errc rc = b->ops->init(config, &b->host, &b->self, &e);
+	rc = msb_backend_result("init", rc, &e);
 	if (rc != MSB_OK) {
-		if (e.code == MSB_OK)
-			msb_error_set(&e, rc, "init failed (%s) and gave no reason; a plugin's init "
-				      "must say why it refused", msb_errc_name(rc));
 		msb_error_prefix(&e, "backend %s: ", b->name);
 		msb_error_move(err, &e);
 		free(b);

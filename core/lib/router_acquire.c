@@ -214,6 +214,8 @@ static msb_errc create_slot(const msb_backend *b, const msb_key *key, const msb_
 	if (!slot)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	msb_errc rc = b->ops->acquire(b->self, key, spec, &slot->handle, err);
+	if (rc != MSB_OK)
+		rc = msb_backend_result("acquire", rc, err);
 	if (rc == MSB_OK && !slot->handle)
 		rc = msb_error_set(err, MSB_E_BACKEND,
 				   "sandbox backend '%s' reported success from acquire and returned no sandbox",

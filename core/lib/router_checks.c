@@ -254,15 +254,24 @@ msb_errc router_check_backend(const msb_router *r, const msb_backend *b, const m
 
 /*
  * Every backend refused: quote each one's own refusal, in registration order. The code is
- * the one they share when they all refused for the same reason (so a caller branching on
- * SandboxCapabilityNotSupported still can), and NoSandboxBackend when their reasons differ.
+ * the rule router.h states: the one they share; else the first floor-clearing backend's;
+ * else SandboxBackendNotPermitted. Never NoSandboxBackend, which means nothing configured.
  */
 static msb_errc refuse_per_spec(const msb_router *r, const msb_spec *spec, msb_error *err)
 {
 	msb_errc common = router_check_backend(r, r->backends[0], spec, NULL);
+	bool shared = true;
 	for (size_t i = 1; i < r->n_backends; i++)
-		if (router_check_backend(r, r->backends[i], spec, NULL) != common)
-			common = MSB_E_NO_BACKEND;
+		shared &= router_check_backend(r, r->backends[i], spec, NULL) == common;
+	if (!shared) {
+		common = MSB_E_BACKEND_NOT_PERMITTED;
+		msb_isolation floor = router_effective_floor(r, spec);
+		for (size_t i = 0; i < r->n_backends; i++)
+			if (msb_isolation_meets(r->backends[i]->isolation, floor)) {
+				common = router_check_backend(r, r->backends[i], spec, NULL);
+				break;
+			}
+	}
 	if (!err)
 		return common;
 	char *text = NULL;
@@ -330,6 +339,17 @@ msb_errc router_route(const msb_router *r, const msb_spec *spec, const msb_backe
 			return MSB_OK;
 		}
 	return refuse_per_spec(r, spec, err);
+}
+
+msb_errc msb_router_check_backend(const msb_router *router, size_t i, const msb_spec *spec,
+				  msb_error *err)
+{
+	if (!router || !spec || i >= router->n_backends)
+		return msb_error_set(err, MSB_E_VALUE, "router: no registered backend %zu", i);
+	msb_errc rc = router_check_denials(router, spec, err);
+	if (rc)
+		return rc;
+	return router_check_backend(router, router->backends[i], spec, err);
 }
 
 msb_errc msb_router_ensure_can_serve(msb_router *router, const msb_spec *spec,

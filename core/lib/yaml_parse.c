@@ -36,6 +36,9 @@ typedef struct reader {
 	msb_arena *arena;
 	const char *file;
 	msb_error *err;
+	const unsigned char *text; /* the input, when it was given as bytes */
+	size_t len;
+	const char *path;          /* the input, when it was a file */
 } reader;
 
 msb_arena *msb_config_doc_arena(msb_config_doc *doc)
@@ -56,10 +59,56 @@ void msb_config_doc_free(msb_config_doc *doc)
 	free(doc);
 }
 
+/* Count one byte into a line:column position (columns in characters, as libyaml's marks). */
+static void position_step(unsigned char b, size_t *line, size_t *col)
+{
+	if (b == '\n') {
+		++*line;
+		*col = 1;
+	} else if ((b & 0xc0) != 0x80) {
+		++*col;
+	}
+}
+
+/*
+ * Where byte `offset` of the input is. libyaml's reader errors (a bad UTF-8 byte, a NUL or
+ * another control character) carry only the offset, their mark left at 1:1.
+ */
+static void offset_position(const reader *r, size_t offset, size_t *line, size_t *col)
+{
+	*line = 1;
+	*col = 1;
+	if (r->text) {
+		for (size_t i = 0; i < offset && i < r->len; i++)
+			position_step(r->text[i], line, col);
+		return;
+	}
+	FILE *f = r->path ? fopen(r->path, "rb") : NULL;
+	for (size_t i = 0; f && i < offset; i++) {
+		int c = getc(f);
+		if (c == EOF)
+			break;
+		position_step((unsigned char)c, line, col);
+	}
+	if (f)
+		fclose(f);
+}
+
 static msb_errc syntax_error(reader *r)
 {
 	const yaml_parser_t *p = r->parser;
 	const char *problem = p->problem ? p->problem : "unreadable YAML";
+	if (p->error == YAML_READER_ERROR) {
+		size_t line, col;
+		offset_position(r, p->problem_offset, &line, &col);
+		if (p->problem_value >= 0)
+			return msb_error_set(r->err, MSB_E_CONFIG,
+					     "%s:%zu:%zu: YAML syntax: %s (byte 0x%02x at offset %zu)",
+					     r->file, line, col, problem, (unsigned)p->problem_value & 0xffu,
+					     p->problem_offset);
+		return msb_error_set(r->err, MSB_E_CONFIG, "%s:%zu:%zu: YAML syntax: %s", r->file,
+				     line, col, problem);
+	}
 	if (p->context)
 		return msb_error_set(r->err, MSB_E_CONFIG, "%s:%zu:%zu: YAML syntax: %s %s (line %zu)",
 				     r->file, p->problem_mark.line + 1, p->problem_mark.column + 1,
@@ -308,6 +357,12 @@ static msb_errc parse_mapping(reader *r, yaml_event_t *ev, const char *path, int
 			 (rc = refuse_nul(r, &at, "a key", key.data.scalar.value, key.data.scalar.length)) == MSB_OK)
 			pair.key = msb_arena_strndup(r->arena, (const char *)key.data.scalar.value,
 						     key.data.scalar.length);
+		/* YAML 1.1's merge key, even without an alias: it would read as a key named "<<". */
+		if (rc == MSB_OK && pair.key && strcmp(pair.key, "<<") == 0)
+			rc = msb_config_refuse(r->err, &at,
+					       "merge key '<<' refused: sandbox.yaml takes no anchors, "
+					       "aliases or merge keys, so that every value reads where it "
+					       "is written (and '<<' is no workload, backend or option name)");
 		yaml_event_delete(&key);
 		if (rc != MSB_OK)
 			break;
@@ -403,7 +458,8 @@ static msb_errc parse_stream(reader *r, msb_node **root)
 	return rc;
 }
 
-static msb_errc doc_read(yaml_parser_t *parser, const char *name, msb_config_doc **out, msb_error *err)
+static msb_errc doc_read(yaml_parser_t *parser, const char *name, const unsigned char *text,
+			 size_t len, msb_config_doc **out, msb_error *err)
 {
 	msb_config_doc *doc = calloc(1, sizeof *doc);
 	msb_arena *arena = msb_arena_new();
@@ -414,7 +470,8 @@ static msb_errc doc_read(yaml_parser_t *parser, const char *name, msb_config_doc
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	}
 	doc->arena = arena;
-	reader r = { .parser = parser, .arena = arena, .file = file, .err = err };
+	reader r = { .parser = parser, .arena = arena, .file = file, .err = err,
+		     .text = text, .len = len, .path = text ? NULL : name };
 	msb_errc rc = parse_stream(&r, &doc->root);
 	if (rc != MSB_OK) {
 		msb_config_doc_free(doc);
@@ -431,7 +488,7 @@ msb_errc msb_config_doc_parse(const char *text, size_t len, const char *name,
 	if (!yaml_parser_initialize(&parser))
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	msb_errc rc = doc_read(&parser, name, out, err);
+	msb_errc rc = doc_read(&parser, name, (const unsigned char *)text, len, out, err);
 	yaml_parser_delete(&parser);
 	return rc;
 }

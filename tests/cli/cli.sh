@@ -182,7 +182,10 @@ fi
 # Every broken fixture: refused with one error line naming the file, exit 1.
 broken=0
 for so in "$fixtures"/*.so; do
-	case "$(basename "$so")" in good.so|silent.so|same_name.so|abi27.so) continue ;; esac
+	# Loadable on purpose (their init or a dependency is the point), or slow by design
+	# (a constructor that hangs is refused at the 10 s probe bound; test_loader_hostile has it).
+	case "$(basename "$so")" in good.so|silent.so|same_name.so|abi27.so|hostile_dep_stale_user.so|libhostile_dep_descriptor.so|\
+		hostile_init_*.so|hostile_ctor_sleep.so|hostile_sysv_hash.so) continue ;; esac
 	broken=$((broken + 1))
 	run "$msb" plugins "$so"; expect_status 1 "plugins $(basename "$so")"
 	grep -q "^msb: [A-Za-z]*: .*$(basename "$so")" "$tmp/err" || fail "plugins $(basename "$so"): refusal does not name the file: $(cat "$tmp/err")"
@@ -199,6 +202,20 @@ check_refusal old_abi "built for ABI 26, this host speaks 27"
 check_refusal no_reclaim "msb_backend_v27.reclaim is NULL"
 check_refusal stale_limits "stale bare symbol 'msb_backend_limits'"
 check_refusal process_rung "'process' is a retired isolation rung"
+# A hostile constructor costs a refusal from the probe child, and --json stays whole.
+if [ -e "$fixtures/hostile_ctor_exit.so" ]; then
+	run "$msb" --json plugins "$fixtures/hostile_ctor_exit.so" "$fixtures/good.so"
+	expect_status 1 "plugins --json with a constructor calling exit(0)"
+	expect_out '"ok": false}' "plugins --json: the JSON is complete after a constructor's exit"
+	expect_out '"name": "fixture_good"' "plugins --json: the good plugin after the hostile one"
+	expect_out 'called exit()' "plugins --json: the exit is named"
+	run "$msb" --json plugins "$fixtures/hostile_ctor_printf.so"
+	expect_status 1 "plugins --json with a constructor's printf"
+	expect_out 'wrote 17 bytes to stdout' "plugins --json: the printf is named, not printed"
+	run "$msb" plugins "$fixtures/hostile_name_newline.so"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "a newline in a name forged a line: $(cat "$tmp/err")"
+	expect_err "fine\\x0aplugin forged_line" "the name is shown escaped"
+fi
 [ "$broken" -gt 0 ] || echo "note: no broken fixtures built; run 'make check' to build them"
 # Two plugins declaring one backend name: the second is refused, naming both files.
 if [ -e "$fixtures/same_name.so" ]; then

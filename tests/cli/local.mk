@@ -8,3 +8,11 @@ EXTRA_DIST += tests/cli/cli_bounds.sh
 # What exec says about a timeout and a cut (issue 17), against the real process backend.
 TESTS += tests/cli/cli_timeout.sh
 EXTRA_DIST += tests/cli/cli_timeout.sh
+# Every shipped configuration through `msb check`, held to what its comments claim.
+TESTS += tests/cli/shipped_configs.sh
+EXTRA_DIST += tests/cli/shipped_configs.sh
+# Refusals as a machine and a person read them: classes, per-backend names, stages, warnings.
+TESTS += tests/cli/cli_report.sh
+EXTRA_DIST += tests/cli/cli_report.sh
+TESTS += tests/cli/default_config.sh
+EXTRA_DIST += tests/cli/default_config.sh

@@ -109,9 +109,45 @@ static void test_anchor_refused(void **state)
 
 static void test_alias_and_merge_key_refused(void **state)
 {
-	/* A merge key's value is an alias: refused where it is written. */
-	refused(HEAD "specs:\n  a:\n    <<: *base\n", MSB_E_CONFIG, "8:9: specs.a.<<: ",
-		"alias '*base' refused", "merge keys", NULL);
+	/* A merge key: refused at the key, before its alias is even read. */
+	refused(HEAD "specs:\n  a:\n    <<: *base\n", MSB_E_CONFIG, "8:5: specs.a: ",
+		"merge key '<<' refused", "merge keys", NULL);
+}
+
+static void test_merge_key_without_alias_refused(void **state)
+{
+	/* Under specs: it would otherwise be a workload named "<<". */
+	refused(HEAD "specs:\n  <<: {requires: [exec]}\n", MSB_E_CONFIG, "7:3: specs: ",
+		"merge key '<<' refused", NULL);
+	refused(HEAD "specs:\n  a:\n    <<: {requires: [exec]}\n", MSB_E_CONFIG, "8:5: specs.a: ",
+		"merge key '<<' refused", NULL);
+	refused(HEAD "specs:\n  \"<<\": {}\n", MSB_E_CONFIG, "7:3: specs: ", "merge key '<<' refused",
+		NULL);
+	refused("version: 1\n<<: {router: {}}\n", MSB_E_CONFIG, "2:1: ", "merge key '<<' refused", NULL);
+}
+
+/* A reader error (bad UTF-8, NUL, a control character) at its real line and column. */
+static void test_bad_bytes_positioned(void **state)
+{
+	refused(HEAD "specs:\n  a: {image: \"x\xff\"}\n", MSB_E_CONFIG, "7:16: ",
+		"invalid leading UTF-8 octet", "byte 0xff", NULL);
+	refused(HEAD "specs:\n  a: {image: x}\n  b: {image: \"caf\xc3\xa9\x01\"}\n", MSB_E_CONFIG,
+		"8:19: ", "control characters", "byte 0x01", NULL);
+	static const char nul[] = "version: 1\nbackends: []\nspecs:\n  a: {}\n  b\0: {}\n";
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_config_parse(nul, sizeof nul - 1, "mem.yaml", NULL, &cfg, &err),
+			 MSB_E_CONFIG);
+	if (strncmp(msb_error_message(&err), "mem.yaml:5:4: ", 14) != 0)
+		fail_msg("NUL not at 5:4: %s", msb_error_message(&err));
+	assert_non_null(strstr(msb_error_message(&err), "byte 0x00"));
+	msb_error_clear(&err);
+	static const char bad[] = "version: 1\n\n\n\n\nspecs: {a: {image: \"\xc3\"}}\n";
+	assert_int_equal(msb_config_parse(bad, sizeof bad - 1, "mem.yaml", NULL, &cfg, &err),
+			 MSB_E_CONFIG);
+	if (strncmp(msb_error_message(&err), "mem.yaml:6:", 11) != 0)
+		fail_msg("bad UTF-8 not on line 6: %s", msb_error_message(&err));
+	msb_error_clear(&err);
 }
 
 static void test_tag_refused(void **state)
@@ -254,7 +290,28 @@ static void test_declarations_limits_widen_refused(void **state)
 {
 	refused("version: 1\nbackends:\n  - plugin: @GOOD@\n    declarations:\n      limits:\n"
 		"        files_in: {max_files: 100000}\n", MSB_E_CONFIG,
-		"6:9: backends[0].declarations.limits: ", "max_files: 100000 is above", "never widened", NULL);
+		"6:31: backends[0].declarations.limits.files_in.max_files: ", "max_files: 100000 is above", "never widened", NULL);
+}
+
+/* A partial limits narrowing: the unwritten fields keep the plugin's ceiling, never UINT64_MAX. */
+static void test_declarations_partial_limits_keep_ceiling(void **state)
+{
+	msb_config *cfg = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	if (load("version: 1\nrouter:\n  min_isolation: container\nbackends:\n  - plugin: @GOOD@\n"
+		 "    declarations:\n      limits:\n        files_in: {max_bytes_per_file: 512KiB}\n",
+		 &cfg, &err) != MSB_OK)
+		fail_msg("%s", msb_error_message(&err));
+	const msb_effective_declarations *d = msb_backend_declarations(msb_config_backend_at(cfg, 0));
+	assert_int_equal(d->limits.files_in.max_bytes_per_file, 512 * 1024);
+	assert_int_equal(d->limits.files_in.max_total_bytes, 4 * MSB_MIB);
+	assert_int_equal(d->limits.files_in.max_files, 16);
+	assert_int_equal(d->limits.files_out.max_total_bytes, 8 * MSB_MIB);
+	msb_config_free(cfg);
+	/* A widening found at open (against the configured instance) names the field's line. */
+	refused("version: 1\nrouter:\n  min_isolation: container\nbackends:\n  - plugin: @GOOD@\n"
+		"    config: {closed_only: true}\n    declarations:\n      egress_modes: [closed, allowlist]\n",
+		MSB_E_CONFIG, "8:21: backends[0].declarations.egress_modes: ", "'allowlist' widens", NULL);
 }
 
 static void test_declarations_unknown_field(void **state)
@@ -708,6 +765,8 @@ int main(void)
 		T(test_duplicate_key),
 		T(test_anchor_refused),
 		T(test_alias_and_merge_key_refused),
+		T(test_merge_key_without_alias_refused),
+		T(test_bad_bytes_positioned),
 		T(test_tag_refused),
 		T(test_second_document_refused),
 		T(test_env_unset_refused),
@@ -730,6 +789,7 @@ int main(void)
 		T(test_unparsable_count),
 		T(test_declarations_widen_refused),
 		T(test_declarations_limits_widen_refused),
+		T(test_declarations_partial_limits_keep_ceiling),
 		T(test_declarations_unknown_field),
 		T(test_bare_declaration_field_refused),
 		T(test_bare_isolation_refused),

@@ -61,3 +61,36 @@ tests_loader_test_loader_threads_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOC
 # The plugins it dlopens, so `make tests/loader/test_loader_threads` alone (the TSan pass) builds them.
 EXTRA_tests_loader_test_loader_threads_DEPENDENCIES = $(LOADER_NAMED) tests/fixtures/good.la \
 	tests/fixtures/silent.la
+# Broken and hostile plugin files: refused before dlopen or in the probe child, never fatal.
+check_PROGRAMS += tests/loader/test_loader_hostile
+TESTS += tests/loader/test_loader_hostile
+tests_loader_test_loader_hostile_SOURCES = tests/loader/test_loader_hostile.c
+tests_loader_test_loader_hostile_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_loader_test_loader_hostile_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
+EXTRA_tests_loader_test_loader_hostile_DEPENDENCIES = $(HOSTILE_FIXTURES) tests/fixtures/good.la \
+	tests/fixtures/silent.la
+
+# The pre-dlopen ELF check's fuzz target without libFuzzer: hand-made complete shared objects
+# and fixed mutants of them, in every pass of `make check` (tests/lib/fuzz_replay.h).
+check_PROGRAMS += tests/loader/fuzz_elf_replay
+TESTS += tests/loader/fuzz_elf_replay
+tests_loader_fuzz_elf_replay_SOURCES = tests/lib/fuzz_replay.c tests/lib/fuzz_replay.h \
+	tests/loader/fuzz_elf.c tests/loader/fuzz_elf_seeds.c
+tests_loader_fuzz_elf_replay_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/core/lib \
+	-DFUZZ_REPLAY_MUTANTS=200000
+tests_loader_fuzz_elf_replay_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+
+# libFuzzer target for the ELF check, on demand only: `make fuzz-elf` (clang + libFuzzer),
+# then `tests/loader/fuzz_elf -max_total_time=300 tests/loader/fuzz_elf_corpus`.
+FUZZ_ELF_SRCS = core/lib/loader_elf.c sdk/lib/error.c
+CLEANFILES += tests/loader/fuzz_elf
+clean-local: clean-fuzz-elf
+clean-fuzz-elf:
+	-rm -rf tests/loader/fuzz_elf_corpus
+fuzz-elf: $(top_srcdir)/tests/loader/fuzz_elf.c $(FUZZ_ELF_SRCS:%=$(top_srcdir)/%)
+	@mkdir -p tests/loader/fuzz_elf_corpus
+	cp tests/fixtures/.libs/good.so tests/fixtures/.libs/silent.so tests/loader/fuzz_elf_corpus/ || :
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(AM_CPPFLAGS) -I$(top_srcdir)/core/lib \
+		$(top_srcdir)/tests/loader/fuzz_elf.c $(FUZZ_ELF_SRCS:%=$(top_srcdir)/%) \
+		-o tests/loader/fuzz_elf
+.PHONY: fuzz-elf clean-fuzz-elf

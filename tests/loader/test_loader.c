@@ -148,7 +148,7 @@ static void test_refuses_not_a_shared_object(void **state)
 	const char *path = MSB_TOP_SRCDIR "/tests/fixtures/not_a_plugin.so.txt";
 	assert_int_equal(msb_loader_load(loader, path, NULL, &err), MSB_E_IMPORT);
 	assert_mentions(msb_error_message(&err),
-			MSB_WORDS("plugin ", "not_a_plugin.so.txt", "cannot be loaded"));
+			MSB_WORDS("plugin ", "not_a_plugin.so.txt", "is not an ELF file"));
 	assert_string_equal(msb_errc_name(err.code), "ImportError");
 	assert_int_equal(msb_loader_load(loader, "/nonexistent/x.so", NULL, &err), MSB_E_IMPORT);
 	assert_mentions(msb_error_message(&err), MSB_WORDS("/nonexistent/x.so"));

@@ -447,7 +447,10 @@ static void per_spec_refusal_quotes_every_backend(void **state)
 	msb_spec spec;
 	const msb_backend *chosen = NULL;
 	msb_error err = MSB_ERROR_INIT;
-	/* Different reasons: NoSandboxBackend, with each backend's own refusal. */
+	/*
+	 * Different reasons: the first floor-clearing backend's own class (router.h's rule),
+	 * never NoSandboxBackend, with each backend's own refusal quoted.
+	 */
 	msb_spec_init(&spec, "k");
 	spec.requires |= MSB_BIT(MSB_CAP_RUN_CODE);
 	spec.egress = MSB_EGRESS_CLOSED;
@@ -455,10 +458,35 @@ static void per_spec_refusal_quotes_every_backend(void **state)
 	bs[0] = fx_open(f, "inproc_container", "capabilities: [exec, files_in, run_code]\negress_modes: [allowlist]\n");
 	r = per_spec(f, bs, 2);
 	msb_errc rc = msb_router_ensure_can_serve(r, &spec, &chosen, &err);
-	fx_assert_refused(&err, rc, MSB_E_NO_BACKEND, "no registered sandbox backend can serve the 'k' workload",
+	fx_assert_refused(&err, rc, MSB_E_EGRESS_NOT_ENFORCED,
+			  "no registered sandbox backend can serve the 'k' workload",
 			  "'inproc_container' (SandboxEgressNotEnforced)", "cannot enforce the 'closed'",
 			  "'inproc_b' (SandboxCapabilityNotSupported)", "does not support run_code");
 	assert_null(chosen);
+	/* Each backend's own refusal, one by one, by its own class. */
+	assert_int_equal(msb_router_check_backend(r, 0, &spec, &err), MSB_E_EGRESS_NOT_ENFORCED);
+	assert_int_equal(msb_router_check_backend(r, 1, &spec, &err), MSB_E_CAPABILITY_NOT_SUPPORTED);
+	assert_int_equal(msb_router_check_backend(r, 2, &spec, &err), MSB_E_VALUE);
+	/*
+	 * Registered below-floor first (inproc_b, rung none) and a floor of container: the
+	 * below-floor backend is no candidate, so the class is the next one's (egress), not
+	 * its floor refusal.
+	 */
+	assert_int_equal(msb_backend_isolation(bs[1]), MSB_ISO_NONE);
+	assert_int_equal(msb_backend_isolation(bs[0]), MSB_ISO_CONTAINER);
+	msb_backend *reordered[2] = { bs[1], bs[0] };
+	msb_router *r2 = per_spec(f, reordered, 2);
+	spec.min_isolation = MSB_ISO_CONTAINER;
+	rc = msb_router_ensure_can_serve(r2, &spec, &chosen, &err);
+	fx_assert_refused(&err, rc, MSB_E_EGRESS_NOT_ENFORCED, "'inproc_b' (SandboxBackendNotPermitted)",
+			  "'inproc_container' (SandboxEgressNotEnforced)");
+	/* Nothing clears the spec's floor: the floor's class. */
+	spec.min_isolation = MSB_ISO_VM;
+	rc = msb_router_ensure_can_serve(r2, &spec, &chosen, &err);
+	assert_int_equal(rc, MSB_E_BACKEND_NOT_PERMITTED);
+	msb_router_free(r2);
+	spec.min_isolation = MSB_UNSET;
+	msb_error_clear(&err);
 	/* The same reason everywhere: that reason's own name, still quoting each. */
 	msb_spec_init(&spec, "k");
 	spec.requires_os_family = MSB_OS_POSIX;

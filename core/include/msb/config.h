@@ -88,9 +88,15 @@ typedef struct msb_config_options {
 	void *warn_ctx;
 	/* The router's observer; may be NULL. */
 	const msb_observer *observer;
+	/*
+	 * Appended (issue 18): when non-zero, each plugin is probe-loaded in a short-lived
+	 * child first, with this time bound (msb_loader_set_probe). Read only when struct_size
+	 * covers it; 0, the default, loads in this process directly.
+	 */
+	unsigned probe_timeout_ms;
 } msb_config_options;
 
-#define MSB_CONFIG_OPTIONS_INIT { (uint32_t)sizeof(msb_config_options), true, NULL, NULL, NULL, NULL }
+#define MSB_CONFIG_OPTIONS_INIT { (uint32_t)sizeof(msb_config_options), true, NULL, NULL, NULL, NULL, 0 }
 
 /*
  * Read `path` (phases 1–3 above) into *out. `options` may be NULL (MSB_CONFIG_OPTIONS_INIT).

@@ -68,14 +68,31 @@ typedef struct msb_loader msb_loader;
 
 msb_errc msb_loader_new(msb_loader **out, msb_error *err);
 /*
+ * Probe-load every later plugin in a short-lived child first: the child dlopens and
+ * validates it and reports back over a pipe; a child that exits or is killed while loading,
+ * writes to stdout or stderr, or is not done within `timeout_ms`, is a refusal
+ * (MSB_E_IMPORT) naming what happened, and the host never dlopens that plugin. 0 turns it
+ * off (the default of the library; the msb command turns it on). It costs one fork per
+ * plugin file. Call it before loads start: a child forked while another thread is inside
+ * the dynamic linker may deadlock there and is then refused at its time bound.
+ */
+#define MSB_LOADER_PROBE_TIMEOUT_MS 10000u
+void msb_loader_set_probe(msb_loader *loader, unsigned timeout_ms);
+/*
  * dlclose every plugin. Every backend opened from them must have been closed first, and no
  * other call on `loader` may be running.
  */
 void msb_loader_free(msb_loader *loader);
 /*
- * Load and validate one plugin file. Refuses (MSB_E_BACKEND_NOT_PERMITTED, or MSB_E_IMPORT
- * when dlopen itself fails) naming the file and the field; a second plugin declaring a
- * backend name already loaded is refused naming both files. The plugin belongs to `loader`.
+ * Load and validate one plugin file. Before dlopen the file is read (bounded, never mapped)
+ * and must be a regular, complete ELF shared object for this machine and word size: else
+ * MSB_E_IMPORT naming what it is (truncated, a FIFO, a directory, built for AArch64, not
+ * ELF, an executable…). Its descriptor and the stale bare symbols are looked up in the
+ * object's own dynamic symbol table, never in its dependencies; the descriptor must be a
+ * data object at least struct_size bytes long, and its name a word of [a-z0-9_-]{1,64}.
+ * Other refusals are MSB_E_BACKEND_NOT_PERMITTED naming the file and the field, or
+ * MSB_E_IMPORT when dlopen itself fails; a second plugin declaring a backend name already
+ * loaded is refused naming both files. The plugin belongs to `loader`.
  *
  * Thread-safe: several threads may load into one loader at once, beside msb_loader_count
  * and msb_loader_at. No lock is held across dlopen, so loads of unrelated plugins overlap;

@@ -78,6 +78,28 @@ void msb_router_free(msb_router *router);
  */
 msb_errc msb_router_ensure_can_serve(msb_router *router, const msb_spec *spec,
 				     const msb_backend **chosen, msb_error *err);
+/*
+ * The refusal class under per_spec (issue 18). When no registered backend serves a spec,
+ * the refusal's message quotes every backend's own refusal in registration order, and its
+ * code is:
+ *   - the code they share, when every backend refused for the same reason (a caller that
+ *     branches on SandboxEgressNotEnforced branches the same under fixed and per_spec);
+ *   - otherwise the code of the first registered backend that clears the spec's
+ *     effective floor — the backend routing prefers, as fixed selection with no pin
+ *     resolves to the first registered — because a below-floor backend is never a
+ *     candidate and its floor refusal says nothing about why the spec went unserved;
+ *   - SandboxBackendNotPermitted when no backend clears that floor.
+ * NoSandboxBackend keeps its one meaning: nothing is configured to route to.
+ * Each backend's own refusal (its error name) is what msb_router_check_backend gives.
+ */
+/*
+ * Why backend `i` (registration order) would or would not serve `spec` under this router's
+ * policy: the denials, then the six checks against that one backend, worded as per_spec
+ * words them (a below-floor backend is passed over, never "fallen back" from). MSB_OK when
+ * it would serve; MSB_E_VALUE when `i` is out of range.
+ */
+msb_errc msb_router_check_backend(const msb_router *router, size_t i, const msb_spec *spec,
+				  msb_error *err);
 
 /*
  * Get-or-create the sandbox for (key, spec->kind), after the same checks. At `call` scope

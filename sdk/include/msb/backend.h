@@ -51,6 +51,11 @@ extern "C" {
 #define MSB_BACKEND_MAGIC 0x21627367u /* "msb!" read as little-endian bytes, plus a salt */
 #define MSB_ABI_VERSION 27u
 #define MSB_BACKEND_SYMBOL "msb_backend_v27"
+/*
+ * A backend name is 1 to MSB_BACKEND_NAME_MAX bytes of [a-z0-9_-]: a word sandbox.yaml can
+ * match and no terminal or log line can be fooled by. Anything else is refused at load.
+ */
+#define MSB_BACKEND_NAME_MAX 64
 
 /* A NULL-terminated word list, for a declaration field. */
 #define MSB_WORDS(...) ((const char *const[]){ __VA_ARGS__, NULL })
