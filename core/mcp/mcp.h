@@ -47,7 +47,11 @@ typedef struct msb_mcp_server {
 	bool initialized;
 	char version[16];      /* the negotiated revision */
 	FILE *out;
+	json_t *progress_token; /* the current tools/call's _meta.progressToken, or NULL */
 } msb_mcp_server;
+
+/* Write one notification line (stolen reference). 0, or -1 when the output cannot be written. */
+int msb_mcp_notify(msb_mcp_server *server, json_t *notification);
 
 /* Serve until `in` ends. Returns 0, or 1 when the output could not be written. */
 int msb_mcp_serve(msb_mcp_server *server, FILE *in);

@@ -16,6 +16,8 @@
 const char *const msb_mcp_versions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
 					 NULL };
 
+int msb_mcp_notify(msb_mcp_server *s, json_t *msg);
+
 static int emit(msb_mcp_server *s, json_t *msg)
 {
 	char *text = json_dumps(msg, JSON_COMPACT);
@@ -25,6 +27,11 @@ static int emit(msb_mcp_server *s, json_t *msg)
 	int rc = fputs(text, s->out) < 0 || fputc('\n', s->out) < 0 || fflush(s->out) != 0 ? -1 : 0;
 	free(text);
 	return rc;
+}
+
+int msb_mcp_notify(msb_mcp_server *s, json_t *msg)
+{
+	return emit(s, msg);
 }
 
 static int reply(msb_mcp_server *s, json_t *id, json_t *result)
@@ -109,7 +116,11 @@ static int handle(msb_mcp_server *s, json_t *msg)
 			return reply_error(s, id, MSB_MCP_INVALID_PARAMS, "arguments must be an object");
 		int code = 0;
 		char message[512] = "";
+		/* A client that wants progress names a token: streamed output is sent against it. */
+		json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+		s->progress_token = json_is_string(token) || json_is_integer(token) ? token : NULL;
 		json_t *result = msb_mcp_tools_call(s, name, args, &code, message, sizeof message);
+		s->progress_token = NULL;
 		return result ? reply(s, id, result) : reply_error(s, id, code, message);
 	}
 	char message[200];

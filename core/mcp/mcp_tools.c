@@ -23,6 +23,7 @@
 #include <unistr.h>
 
 #include <msb/outputs.h>
+#include <msb/stream.h>
 
 #include "mcp.h"
 
@@ -304,6 +305,54 @@ static json_t *exec_result(const msb_exec_result *res, double timeout, size_t ma
 	return result_of(o, res->timed_out);
 }
 
+/*
+ * Progress for a streamed exec: each chunk of output, as the guest wrote it, is one
+ * notifications/progress whose `progress` is the bytes delivered so far (it only grows) and
+ * whose `message` is the chunk as text; the bytes are also kept for the final result, which
+ * reads as an unstreamed exec's. Nothing is held past the per-stream cap: the agent delivers
+ * at most that much of each stream.
+ */
+typedef struct progress {
+	msb_mcp_server *s;
+	msb_buf out, err;
+	uint64_t sent;
+} progress;
+
+static void on_chunk(void *ctx, msb_stream_id stream, const void *data, size_t len)
+{
+	progress *p = ctx;
+	msb_buf *into = stream == MSB_STREAM_STDERR ? &p->err : &p->out;
+	if (msb_buf_append(into, data, len, NULL) != MSB_OK)
+		return;
+	p->sent += len;
+	bool exact;
+	json_t *text = text_of(data, len, &exact);
+	msb_mcp_notify(p->s, json_pack("{s:s, s:s, s:{s:O, s:I, s:o?}}", "jsonrpc", "2.0", "method",
+				       "notifications/progress", "params", "progressToken",
+				       p->s->progress_token, "progress", (json_int_t)p->sent,
+				       "message", text));
+}
+
+static msb_errc exec_with_progress(call_ctx *c, const msb_exec_request *req, msb_exec_result *res,
+				   msb_error *err)
+{
+	progress p = { .s = c->s };
+	msb_exec_stream st = MSB_EXEC_STREAM_INIT;
+	st.ctx = &p;
+	st.on_output = on_chunk;
+	msb_errc rc = msb_sandbox_exec_stream(c->sb, req, &st, res, err);
+	if (rc == MSB_OK) {
+		msb_buf_free(&res->out);
+		msb_buf_free(&res->err);
+		res->out = p.out;
+		res->err = p.err;
+	} else {
+		msb_buf_free(&p.out);
+		msb_buf_free(&p.err);
+	}
+	return rc;
+}
+
 static json_t *call_exec(call_ctx *c, msb_error *err)
 {
 	json_t *argv = json_object_get(c->args, "argv");
@@ -332,7 +381,10 @@ static json_t *call_exec(call_ctx *c, msb_error *err)
 		req.stdin_len = json_string_length(in);
 	}
 	msb_exec_result res = { 0 };
-	msb_errc rc = msb_sandbox_exec(c->sb, &req, &res, err);
+	/* Streamed only where the client asked for progress and the backend can stream. */
+	msb_errc rc = c->s->progress_token && msb_sandbox_can_stream(c->sb)
+			      ? exec_with_progress(c, &req, &res, err)
+			      : msb_sandbox_exec(c->sb, &req, &res, err);
 	free(list);
 	json_t *r = rc ? error_result(err) : exec_result(&res, timeout, req.max_output);
 	msb_exec_result_free(&res);

@@ -42,6 +42,20 @@ let r = await call("exec", { argv: ["sh", "-c", "echo hello; echo oops >&2; exit
 check(!r.isError && r.structuredContent.exit_code === 3, "exec returns the exit code", r);
 check(r.structuredContent.stdout === "hello\n" && r.structuredContent.stderr === "oops\n", "exec separates streams", r);
 
+// progress: a client that names a progress token gets the output as it is produced
+{
+  const seen = [];
+  const t0 = Date.now();
+  r = await call("exec", { argv: ["sh", "-c", "echo one; sleep 1; echo two"] },
+    { onprogress: (p) => seen.push({ at: Date.now() - t0, ...p }) });
+  const done = Date.now() - t0;
+  check(!r.isError && r.structuredContent.stdout === "one\ntwo\n", "a streamed exec's result holds the whole output", r);
+  const first = seen.find((p) => /one/.test(p.message ?? ""));
+  check(first !== undefined && done - first.at >= 500, "progress carries output before the command ends",
+    { seen, done });
+  check(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress), "progress only grows", seen);
+}
+
 r = await call("exec", { argv: ["true"], scope: "someone-else" });
 check(r.isError && r.structuredContent.error === "ValueError" && /key is the operator's/.test(r.content[0].text),
   "an argument naming the scope is refused by schema", r);
