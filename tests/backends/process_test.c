@@ -36,7 +36,15 @@
 
 #define PLUGIN MSB_TEST_MODULE("plugins/process", "process")
 #define AGENT MSB_TOP_BUILDDIR "/sdk/agent/msb-agent"
-#define HELPER MSB_TOP_BUILDDIR "/tests/backends/process_helper"
+#define HELPER_BUILT MSB_TOP_BUILDDIR "/tests/backends/process_helper"
+/*
+ * The helper as the sandbox can run it. A process sandbox sees the host's tree read-only
+ * except its own /tmp and /dev/shm, so a build tree under /tmp (where CI may clone) is out
+ * of its sight: the group setup copies the helper to a directory of its own under /var/tmp,
+ * readable by the sandbox's unprivileged uid, and removes it at the end.
+ */
+static char helper_dir[64], helper_path[96];
+#define HELPER helper_path
 #define WORK MSB_DEFAULT_WORK_DIR
 
 static char state_dir[64];
@@ -965,7 +973,14 @@ static int group_setup(void **state)
 	snprintf(state_dir, sizeof state_dir, "/tmp/msb-process-test-XXXXXX");
 	if (!mkdtemp(state_dir))
 		return -1;
-	return 0;
+	snprintf(helper_dir, sizeof helper_dir, "/var/tmp/msb-process-helper-XXXXXX");
+	if (!mkdtemp(helper_dir) || chmod(helper_dir, 0755) != 0)
+		return -1;
+	snprintf(helper_path, sizeof helper_path, "%s/process_helper", helper_dir);
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 0755 '%s'", HELPER_BUILT, helper_path,
+		 helper_path);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Unmount whatever a failed test left mounted under the state directory. */
@@ -1009,8 +1024,9 @@ static int group_teardown(void **state)
 		msb_backend_close(b);
 	}
 	msb_loader_free(loader);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", state_dir);
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'%s%s%s", state_dir, helper_dir[0] ? " '" : "",
+		 helper_dir, helper_dir[0] ? "'" : "");
 	return system(cmd) == 0 ? 0 : -1;
 }
 
