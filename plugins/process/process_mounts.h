@@ -22,8 +22,9 @@ typedef struct process_view {
  * In the intermediate child, after it unshared its mount namespace: the host's tree made
  * read-only and nosuid, a size-limited tmpfs (the sandbox's disk) over the state directory
  * with the work directory, /tmp and /dev/shm bound from it, and the sandbox's own egress
- * directory (alone of the state directory) bound back read-only at its path. Async-signal-safe (it runs on
- * borrowed memory). 0, or -1 with errno set and *stage naming the step.
+ * directory (alone of the state directory) bound back read-only at its path.
+ * Async-signal-safe (it runs on borrowed memory). 0, or -1 with errno set and *stage naming
+ * the step.
  */
 int process_view_build(const process_view *v, const char **stage);
 
