@@ -12,7 +12,8 @@
  * (process_uid.c), commands with no capability and no_new_privs (the agent's harden.c), and
  * `egress: closed` enforced by an empty network namespace (loopback only: no route
  * anywhere, not even to the host's own loopback), and `egress: allowlist` through the SDK's
- * proxy (msb/egress.h): that namespace, a forwarder in the agent, a unix socket out.
+ * proxy (msb/egress.h): that namespace, a forwarder in the agent, a unix socket out (its
+ * directory alone of the state directory bound into the sandbox, and its uid's alone).
  *
  * Everything else — the state directory, the key's lock, reuse, disposal, every sandbox
  * operation — is the SDK's driver (msb/driver.h).
@@ -327,6 +328,39 @@ static msb_errc check_work_dir(const msb_driver_box *box, msb_error *err)
 	return MSB_OK;
 }
 
+/*
+ * `egress: allowlist`: the directory of the host proxy's socket (<dir>/egress, into `dir`),
+ * made this sandbox's alone. Its disk hides the state directory, so the sandbox reaches the
+ * directory only through the bind process_mounts.c makes of it; the bind's root is this
+ * directory itself, so its own mode is what the guest's uid meets — its owner, 0700: the
+ * forwarder (the agent's uid) gets through, any other uid (another sandbox's, whatever path
+ * it might find) is refused by the kernel, though the proxy makes px itself 0666 (and anew
+ * at every acquire: the directory is the gate that lasts). The sandbox directory goes back to
+ * owner-only: the driver opened it (0711) for boundaries whose guest walks the host's path.
+ */
+static msb_errc egress_dir_own(const msb_driver_box *box, long uid, long gid, char *dir,
+			       size_t cap, msb_error *err)
+{
+	dir[0] = '\0';
+	if (!box->egress_socket)
+		return MSB_OK;
+	const char *slash = strrchr(box->egress_socket, '/');
+	size_t n = slash ? (size_t)(slash - box->egress_socket) : 0;
+	if (!n || n >= cap)
+		return msb_error_set(err, MSB_E_BACKEND, "backend process: sandbox %s: the egress "
+				     "socket %s has no usable directory", box->name,
+				     box->egress_socket);
+	memcpy(dir, box->egress_socket, n);
+	dir[n] = '\0';
+	/* As root the guest runs as `uid` (the host's own when -1); unprivileged, as msb's own
+	 * uid, the owner already. */
+	if ((uid >= 0 && geteuid() == 0 && chown(dir, (uid_t)uid, (gid_t)gid) < 0) ||
+	    chmod(dir, 0700) < 0 || chmod(box->dir, 0700) < 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend process: sandbox %s: "
+					   "making %s its own", box->name, dir);
+	return MSB_OK;
+}
+
 static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *err)
 {
 	const process_ctx *pc = ctx;
@@ -352,6 +386,11 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	snprintf(view.disk_opts, sizeof view.disk_opts, "size=%llu,mode=0755",
 		 (unsigned long long)pc->disk);
 	msb_driver_egress_agent_config(box, &cfg);
+	char egress_dir[4200];
+	rc = egress_dir_own(box, uid, gid, egress_dir, sizeof egress_dir, err);
+	if (rc != MSB_OK)
+		return rc;
+	view.egress_dir = egress_dir[0] ? egress_dir : NULL;
 	char **argv = NULL;
 	char listen_fd[16];
 	snprintf(listen_fd, sizeof listen_fd, "%d", LISTEN_FD);
@@ -557,7 +596,7 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	b.stop = process_stop;
 	b.pid_ends_all = true; /* the agent is its pid namespace's init */
 	b.configure = process_configure;
-	/* The host's file system is the guest's: the egress socket is at the same path. */
+	/* The egress socket's directory is bound back at its own path (process_mounts.c). */
 	b.egress = true;
 	return msb_driver_init(&b, config, host, keys, self, err);
 }

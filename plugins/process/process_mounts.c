@@ -11,7 +11,11 @@
  *    another sandbox there. The host's tree is made read-only (and nosuid) recursively in the
  *    sandbox's mount namespace, so the one writable place is the sandbox's own disk;
  *  - the state directory, where every sandbox's socket, pid file and `meta` (its scope and
- *    thread names) live: the sandbox's disk is mounted over it, so none of it is visible;
+ *    thread names) live: the sandbox's disk is mounted over it, so none of it is visible —
+ *    but for one directory under `egress: allowlist`: the sandbox's own <dir>/egress, where
+ *    the host's proxy listens (px). The agent's forwarder connects to it by that path, so it
+ *    is bound back at the same path, read-only, from a descriptor opened before the disk
+ *    hid it; no other sandbox's directory ever appears (process.c makes it its uid's alone);
  *  - the work directory's path: the spec's work_dir (e.g. /msb/work) is where the sandbox's
  *    work directory really is, so `pwd` and `cat /msb/work/x` mean what they say.
  *
@@ -105,9 +109,24 @@ static int bind_fd(int fd, const char *target)
 	return mount(src, target, NULL, MS_BIND, NULL);
 }
 
+/*
+ * The sandbox's own egress directory back at its path, once every other mount is in place
+ * (a state directory under /tmp is reached through the sandbox's own /tmp by then, so the
+ * mount point is made there, or on the disk; never on the host's read-only tree). Read-only
+ * and inert as bwrap's --ro-bind: the guest connects to the socket, it never writes there.
+ */
+static int bind_egress(int fd, const char *path)
+{
+	struct mount_attr inert = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+						MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+	if (make_path(path) < 0 || bind_fd(fd, path) < 0)
+		return -1;
+	return (int)syscall(SYS_mount_setattr, AT_FDCWD, path, 0, &inert, sizeof inert);
+}
+
 int process_view_build(const process_view *v, const char **stage)
 {
-	int work = -1, tmp = -1, shm = -1;
+	int work = -1, tmp = -1, shm = -1, egress = -1;
 	/* Nothing mounted here may propagate back to the host (or from it, half-way). */
 	*stage = "private mounts";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -122,6 +141,12 @@ int process_view_build(const process_view *v, const char **stage)
 	*stage = "read-only host tree";
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
 	if (syscall(SYS_mount_setattr, -1, "/", AT_RECURSIVE, &ro, sizeof ro) < 0)
+		return -1;
+	/* Opened in this mount namespace (a bind's source must be one of its own mounts) and
+	 * before the disk covers the state directory: afterwards no path leads to it. */
+	*stage = "the egress directory";
+	if (v->egress_dir &&
+	    (egress = open(v->egress_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
 	*stage = "the disk (tmpfs)";
 	if (mount("msb-disk", v->state_dir, "tmpfs", MS_NOSUID | MS_NODEV, v->disk_opts) < 0)
@@ -142,7 +167,12 @@ int process_view_build(const process_view *v, const char **stage)
 	*stage = "work_dir";
 	if ((on_disk && make_path(v->work_dir) < 0) || bind_fd(work, v->work_dir) < 0)
 		return -1;
+	*stage = "the egress directory's bind";
+	if (egress >= 0 && bind_egress(egress, v->egress_dir) < 0)
+		return -1;
 	close(work), close(tmp), close(shm);
+	if (egress >= 0)
+		close(egress);
 	return 0;
 }
 

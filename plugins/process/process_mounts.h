@@ -11,6 +11,8 @@
 typedef struct process_view {
 	const char *state_dir;   /* covered by the sandbox's own disk (no sandbox sees another's) */
 	const char *work_dir;    /* the spec's work_dir, where the sandbox's work directory appears */
+	const char *egress_dir;  /* `egress: allowlist`: <dir>/egress, kept visible at its own
+				  * path (read-only) through the disk; NULL otherwise */
 	char disk_opts[96];      /* the tmpfs options of the sandbox's disk: size=… */
 	uid_t uid;               /* the owner of the work directory inside */
 	gid_t gid;
@@ -19,8 +21,10 @@ typedef struct process_view {
 /*
  * In the intermediate child, after it unshared its mount namespace: the host's tree made
  * read-only and nosuid, a size-limited tmpfs (the sandbox's disk) over the state directory
- * with the work directory, /tmp and /dev/shm bound from it. Async-signal-safe (it runs on
- * borrowed memory). 0, or -1 with errno set and *stage naming the step.
+ * with the work directory, /tmp and /dev/shm bound from it, and the sandbox's own egress
+ * directory (alone of the state directory) bound back read-only at its path.
+ * Async-signal-safe (it runs on borrowed memory). 0, or -1 with errno set and *stage naming
+ * the step.
  */
 int process_view_build(const process_view *v, const char **stage);
 

@@ -91,12 +91,16 @@ msb_errc driver_egress_prepare(msb_backend_instance *inst, driver_paths *p, cons
 	(void)inst;
 	if (spec->egress != MSB_EGRESS_ALLOWLIST)
 		return MSB_OK;
-	/* Traversable by the guest's uid, whatever the boundary picks; listable by nobody. */
-	if (mkdir(p->egress_dir, 0711) < 0 && errno != EEXIST)
+	/* Traversable by the guest's uid, whatever the boundary picks; listable by nobody. Only
+	 * when made here: a boundary may since have narrowed both to its guest's uid alone
+	 * (process), and the serve of a later acquire must not open them to every uid again. */
+	if (mkdir(p->egress_dir, 0711) == 0) {
+		chmod(p->egress_dir, 0711);
+		chmod(p->dir, 0711);
+	} else if (errno != EEXIST) {
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend %s: sandbox %s: mkdir %s",
 					   inst->boundary.name, p->name, p->egress_dir);
-	chmod(p->egress_dir, 0711);
-	chmod(p->dir, 0711);
+	}
 	msb_errc rc = write_hosts(inst, p, spec, err);
 	if (rc == MSB_OK)
 		p->box.egress_socket = p->egress_sock;

@@ -4,14 +4,17 @@
  * literal, a listed name resolving to loopback, a DNS query, a UDP datagram and an IPv6
  * connect do not; forged hellos, a connection flood and a second destination smuggled
  * through one allowed connection get nowhere; the host survives; every decision the proxy
- * made arrives as an EgressObserved event with its reason.
+ * made arrives as an EgressObserved event with its reason; another sandbox cannot reach
+ * this one's proxy socket.
  *
  * The peers are egress_peer.h's: link-local addresses in a namespace this test made. The
  * proxy's resolver is the test map (egress_test_hosts), so no name is ever resolved for
  * real, and egress_allow_ranges reopens exactly that /29 (nothing else link-local).
  * The guest's probes are python3 one-liners (the host's, which both boundaries see).
  */
+#include <errno.h>
 #include <glob.h>
+#include <grp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,16 +165,16 @@ static const char probe[] =
 	"except Exception as e:\n"
 	"    print('FAIL', type(e).__name__, e)\n";
 
-/* Run the probe in the guest; its stdout (static buffer). */
-static const char *guest(const char *mode, const char *a, const char *b, const char *c,
-			 const char *d)
+/* Run the probe in the sandbox `box`; its stdout (static buffer). */
+static const char *guest_in(msb_sandbox *box, const char *mode, const char *a, const char *b,
+			    const char *c, const char *d)
 {
 	static char out[65536];
 	const char *argv[] = { "python3", "-c", probe, mode, a, b, c, d, NULL };
 	msb_exec_request req = { .argv = argv, .timeout = 60 };
 	msb_exec_result res = { 0 };
 	msb_error err = MSB_ERROR_INIT;
-	if (msb_sandbox_exec(W.box, &req, &res, &err) != MSB_OK) {
+	if (msb_sandbox_exec(box, &req, &res, &err) != MSB_OK) {
 		fprintf(stderr, "exec: %s\n", msb_error_message(&err));
 		fail();
 	}
@@ -176,6 +182,13 @@ static const char *guest(const char *mode, const char *a, const char *b, const c
 		 (int)res.err.len, (const char *)res.err.data);
 	msb_exec_result_free(&res);
 	return out;
+}
+
+/* The probe in the test's sandbox. */
+static const char *guest(const char *mode, const char *a, const char *b, const char *c,
+			 const char *d)
+{
+	return guest_in(W.box, mode, a, b, c, d);
 }
 
 static int setup(void **state)
@@ -262,6 +275,9 @@ static int teardown(void **state)
 	if (W.router) {
 		msb_scope_purge purge = { 0 };
 		msb_router_dispose_scope(W.router, "conv", "t1", &purge);
+		msb_scope_purge_free(&purge);
+		/* test_other_sandbox_cannot_connect's, should it have failed half-way. */
+		msb_router_dispose_scope(W.router, "conv", "t2", &purge);
 		msb_scope_purge_free(&purge);
 	}
 	msb_router_free(W.router);
@@ -455,6 +471,103 @@ static void test_forged_hellos(void **state)
 	assert_non_null(strstr(out, "403"));
 }
 
+/* The uid recorded in the sandbox directory `dir` (process as root), or -1. */
+static long sandbox_uid_of(const char *dir)
+{
+	char path[320];
+	snprintf(path, sizeof path, "%s/uid", dir);
+	FILE *f = fopen(path, "r");
+	long uid = -1;
+	if (f && fscanf(f, "%ld", &uid) != 1)
+		uid = -1;
+	if (f)
+		fclose(f);
+	return uid;
+}
+
+/* 1 when a process of `uid` can connect to `path`, 0 when refused with EACCES, 2 otherwise. */
+static int connect_as(long uid, const char *path)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		if (strlen(path) >= sizeof sa.sun_path)
+			_exit(2);
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0)
+			_exit(2);
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+			_exit(1);
+		_exit(errno == EACCES ? 0 : 2);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
+/*
+ * Another sandbox cannot reach this one's proxy socket: inside it, the path is not there
+ * (its boundary carries its own egress directory alone); and where each sandbox has a uid
+ * of its own (process as root), the directory admits this sandbox's uid alone — tried on the
+ * host with every directory above it opened, so the directory itself is what refuses.
+ */
+static void test_other_sandbox_cannot_connect(void **state)
+{
+	(void)state;
+	tokens();
+	msb_error err = MSB_ERROR_INIT;
+	const msb_spec *spec = NULL;
+	msb_key key = { "conv", "t2", "agent", "" };
+	msb_sandbox *other = NULL;
+	if (msb_config_spec_find(W.cfg, "web", &spec, &err) != MSB_OK ||
+	    msb_router_acquire(W.router, &key, spec, &other, &err) != MSB_OK) {
+		fprintf(stderr, "a second sandbox: %s\n", msb_error_message(&err));
+		fail();
+	}
+	/* Its own way out works (so what follows is not a dead sandbox's refusal)... */
+	const char *out = guest_in(other, "raw", "127.0.1.1", "80", "GET / HTTP/1.0\\r\\n\\r\\n", NULL);
+	assert_non_null(strstr(out, token_listed));
+	/* ...the first's does not exist for it. */
+	out = guest_in(other, "hello", W.socket_path, "4d5342450100500000000000",
+		       "GET / HTTP/1.0\\r\\n\\r\\n", NULL);
+	printf("the other sandbox at the first's socket: %s", out);
+	assert_null(strstr(out, "token-"));
+	assert_non_null(strstr(out, "FAIL"));
+
+	char mine[256], state_dir[128], pattern[160];
+	snprintf(mine, sizeof mine, "%s", W.socket_path);
+	*strrchr(mine, '/') = '\0'; /* <dir>/egress */
+	*strrchr(mine, '/') = '\0'; /* <dir> */
+	snprintf(state_dir, sizeof state_dir, "%s/state", W.dir);
+	snprintf(pattern, sizeof pattern, "%s/sk-*", state_dir);
+	long uid = sandbox_uid_of(mine), other_uid = -1;
+	glob_t g;
+	if (glob(pattern, 0, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			if (strcmp(g.gl_pathv[i], mine) && sandbox_uid_of(g.gl_pathv[i]) > 0)
+				other_uid = sandbox_uid_of(g.gl_pathv[i]); /* not a lock file */
+	globfree(&g);
+	if (uid > 0 && other_uid > 0) {
+		assert_int_not_equal(uid, other_uid);
+		assert_int_equal(chmod(state_dir, 0711), 0);
+		assert_int_equal(chmod(mine, 0711), 0);
+		int theirs = connect_as(other_uid, W.socket_path);
+		int own = connect_as(uid, W.socket_path);
+		chmod(mine, 0700);
+		chmod(state_dir, 0700);
+		assert_int_equal(theirs, 0);
+		assert_int_equal(own, 1);
+	} else {
+		printf("(no per-sandbox uids on %s: the host-side check is process's)\n",
+		       EGRESS_BACKEND);
+	}
+	msb_sandbox_release(other);
+	msb_scope_purge purge = { 0 };
+	msb_router_dispose_scope(W.router, "conv", "t2", &purge);
+	msb_scope_purge_free(&purge);
+}
+
 /* A flood is bounded by egress_max_connections (16), refused cleanly, and survived. */
 static void test_connection_flood(void **state)
 {
@@ -492,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_smuggled_connect_stays_put),
 		cmocka_unit_test(test_host_header_for_another_host_refused),
 		cmocka_unit_test(test_forged_hellos),
+		cmocka_unit_test(test_other_sandbox_cannot_connect),
 		cmocka_unit_test(test_connection_flood),
 	};
 	return cmocka_run_group_tests_name("egress allowlist on " EGRESS_BACKEND, tests, setup,

@@ -92,7 +92,7 @@ typedef struct msb_driver_box {
 	/*
 	 * In start only, under `egress: allowlist` on a boundary with .egress: the host proxy's
 	 * socket, <dir>/egress/px. The boundary makes the directory <dir>/egress reachable at
-	 * the same path inside (process: already; a container: a bind of that directory), and
+	 * the same path inside (a bind of that directory, from its own mounts: bwrap, process), and
 	 * msb_driver_agent_argv starts the agent's forwarder on it. NULL otherwise.
 	 */
 	const char *egress_socket;
