@@ -140,7 +140,7 @@ static int cmd_fds(void)
 	fds_of("self", "self");
 	/* Up the ancestry: an agent holding a host fd hands it to nobody, yet holds it. */
 	pid_t pid = getppid();
-	for (int depth = 0; pid > 1 && depth < 8; depth++) {
+	for (int depth = 0; pid >= 1 && depth < 8; depth++) {
 		char num[16], stat[64], line[512];
 		snprintf(num, sizeof num, "%ld", (long)pid);
 		fds_of(num, "ancestor");
@@ -148,7 +148,7 @@ static int cmd_fds(void)
 		first_line(stat, line, sizeof line);
 		const char *close_paren = strrchr(line, ')');
 		long ppid = 0;
-		if (!close_paren || sscanf(close_paren + 1, " %*c %ld", &ppid) != 1)
+		if (pid == 1 || !close_paren || sscanf(close_paren + 1, " %*c %ld", &ppid) != 1)
 			break;
 		pid = (pid_t)ppid;
 	}
