@@ -62,30 +62,35 @@ static int agent_child(void *arg)
 		report(a->rep, stage, e, 0);
 		_exit(126);
 	}
+	/* Everything that must survive is first moved above the numbers it is placed at. */
+	int rep = fcntl(a->rep, F_DUPFD_CLOEXEC, 512);
 	int listen_fd = fcntl(a->listen_fd, F_DUPFD_CLOEXEC, 10);
-	if (listen_fd < 0 || dup2(a->watch, MSB_LAUNCH_WATCH_FD) < 0 ||
+	int keep[MSB_LAUNCH_KEEP_MAX];
+	size_t n_keep = a->l->n_keep_fds < MSB_LAUNCH_KEEP_MAX ? a->l->n_keep_fds : MSB_LAUNCH_KEEP_MAX;
+	for (size_t i = 0; i < n_keep; i++)
+		if ((keep[i] = fcntl(a->l->keep_fds[i], F_DUPFD_CLOEXEC, 10)) < 0) {
+			report(a->rep, "an fd handed to the agent", errno, 0);
+			_exit(126);
+		}
+	if (rep < 0 || listen_fd < 0 || dup2(a->watch, MSB_LAUNCH_WATCH_FD) < 0 ||
 	    dup2(listen_fd, MSB_LAUNCH_LISTEN_FD) < 0 || dup2(devnull, 0) < 0 ||
 	    dup2(a->log, 1) < 0 || dup2(a->log, 2) < 0) {
 		report(a->rep, "the agent's fds", errno, 0);
 		_exit(126);
 	}
-	/* Nothing of the host's beyond these: an fd left open is the host's, inside. The
-	 * report pipe is close-on-exec, so it stays until the exec and no longer. */
-	int first = MSB_LAUNCH_LISTEN_FD + 1;
-	for (size_t i = 0; i < a->l->n_keep_fds && first < a->rep; i++)
-		if (dup2(a->l->keep_fds[i], first++) < 0) {
-			report(a->rep, "an fd handed to the agent", errno, 0);
+	unsigned first = MSB_LAUNCH_LISTEN_FD + 1;
+	for (size_t i = 0; i < n_keep; i++)
+		if (dup2(keep[i], (int)first++) < 0) {
+			report(rep, "an fd handed to the agent", errno, 0);
 			_exit(126);
 		}
-	if (a->rep >= first) {
-		if (a->rep > first)
-			close_range((unsigned)first, (unsigned)a->rep - 1, 0);
-		close_range((unsigned)a->rep + 1, ~0u, 0);
-	} else {
-		close_range((unsigned)first, ~0u, 0);
-	}
+	/* Nothing of the host's beyond these: an fd left open is the host's, inside. The
+	 * report pipe is close-on-exec, so it stays until the exec and no longer. */
+	if ((unsigned)rep > first)
+		close_range(first, (unsigned)rep - 1, 0);
+	close_range((unsigned)rep + 1, ~0u, 0);
 	execv(a->l->argv[0], a->l->argv);
-	report(a->rep, "exec of the agent", errno, 0);
+	report(rep, "exec of the agent", errno, 0);
 	_exit(127);
 }
 

@@ -49,7 +49,7 @@
 typedef struct plan_arg {
 	msb_mount_bind binds[12];
 	msb_mount_plan plan;
-	int leak[16];
+	int leak[MSB_LAUNCH_KEEP_MAX];
 } plan_arg;
 
 static int prepare(void *arg, const char **stage)
@@ -106,7 +106,7 @@ static msb_errc fx_start(void *ctx, const msb_driver_box *box, msb_error *err)
 	l.prepare = prepare;
 	l.prepare_arg = &p;
 	/* LEAK_FD: every inheritable fd the host holds beyond stdio, handed in. */
-	for (int f = 3; CONTAINER_DEFECT == LEAK_FD && f < 256 && l.n_keep_fds < 16; f++)
+	for (int f = 3; CONTAINER_DEFECT == LEAK_FD && f < 1024 && l.n_keep_fds < MSB_LAUNCH_KEEP_MAX; f++)
 		if (fcntl(f, F_GETFD) == 0)
 			p.leak[l.n_keep_fds++] = f;
 	l.keep_fds = p.leak;

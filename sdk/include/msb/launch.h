@@ -33,6 +33,7 @@ extern "C" {
 /* The fds the agent starts with, besides 0 (/dev/null) and 1, 2 (its log). */
 #define MSB_LAUNCH_WATCH_FD 3  /* held open by the agent's processes alone */
 #define MSB_LAUNCH_LISTEN_FD 4 /* the listening socket: pass "--listen-fd", "4" to the agent */
+#define MSB_LAUNCH_KEEP_MAX 64
 
 typedef struct msb_launch {
 	uint32_t struct_size;   /* sizeof(msb_launch): fields are only ever appended */
@@ -57,7 +58,8 @@ typedef struct msb_launch {
 	/*
 	 * fds of the host's the agent is meant to hold, as 5, 6, … in this order (every other
 	 * fd is closed before the exec: whatever the host had open stays outside). Each one
-	 * handed in is the host's, inside the boundary: hand only what the agent needs.
+	 * handed in is the host's, inside the boundary: hand only what the agent needs. At
+	 * most MSB_LAUNCH_KEEP_MAX.
 	 */
 	const int *keep_fds;
 	size_t n_keep_fds;
