@@ -250,7 +250,7 @@ static void write_refused(conf_run *run, const refusal *r)
 	}
 
 REFUSAL_CASE(case_write_refuses_dotdot, "a '..' segment", "../%D-dotdot", "%D-dotdot", false)
-REFUSAL_CASE(case_write_refuses_absolute, "an absolute path", "%W/absolute", "%D/absolute", false)
+REFUSAL_CASE(case_write_refuses_absolute, "an absolute path outside the working directory", "%W-absolute", "%D-absolute", false)
 REFUSAL_CASE(case_write_refuses_empty, "the working directory itself, as \"\"", "", NULL, false)
 REFUSAL_CASE(case_write_refuses_dot, "the working directory itself, as \".\"", ".", NULL, false)
 REFUSAL_CASE(case_write_refuses_empty_segment, "an empty segment", "sub//empty-seg", "%D/sub/empty-seg", false)
@@ -357,7 +357,13 @@ static void case_stat_linked_parent(conf_run *run)
 	msb_error_clear(&err);
 }
 
-static void read_refused(conf_run *run, const char *path, const char *why, bool links)
+/*
+ * A read the protocol refuses, and the class it refuses it with: MSB_OK as `want` accepts
+ * any refusal; otherwise the code must be that one (the seed's OSError for a link at the
+ * final component, ValueError for a path through a linked parent or out of W).
+ */
+static void read_refused_as(conf_run *run, const char *path, const char *why, bool links,
+			    msb_errc want)
 {
 	conf_box *box = planted(run);
 	if (!box || (links && !need_links(run)))
@@ -372,9 +378,19 @@ static void read_refused(conf_run *run, const char *path, const char *why, bool 
 		snprintf(expected, sizeof(expected), "read_file(\"%s\") refused (%s)", p, why);
 		conf_quote(b.data, b.len, seen, sizeof(seen));
 		conf_fail(run, expected, "it returned \"%s\"", seen);
+	} else if (want != MSB_OK && rc != want) {
+		char expected[700];
+		snprintf(expected, sizeof(expected), "read_file(\"%s\") refused (%s) with %s", p, why,
+			 msb_errc_name(want));
+		conf_fail(run, expected, "refused with %s: %s", msb_errc_name(rc), msb_error_message(&err));
 	}
 	msb_buf_free(&b);
 	msb_error_clear(&err);
+}
+
+static void read_refused(conf_run *run, const char *path, const char *why, bool links)
+{
+	read_refused_as(run, path, why, links, MSB_OK);
 }
 
 static void case_read_back(conf_run *run)
@@ -394,12 +410,12 @@ static void case_read_back(conf_run *run)
 
 static void case_read_refuses_link(conf_run *run)
 {
-	read_refused(run, "link-file", "landing on a symlink", true);
+	read_refused_as(run, "link-file", "a link at the final component", true, MSB_E_OS);
 }
 
 static void case_read_refuses_linked_parent(conf_run *run)
 {
-	read_refused(run, "link-dir/secret", "a symlinked parent", true);
+	read_refused_as(run, "link-dir/secret", "a symlinked parent", true, MSB_E_VALUE);
 }
 
 static void case_read_refuses_dotdot(conf_run *run)
@@ -407,9 +423,53 @@ static void case_read_refuses_dotdot(conf_run *run)
 	read_refused(run, "../%D-secret", "a '..' segment", false);
 }
 
+/* The protocol resolves a path against W and refuses only what escapes it. */
 static void case_read_refuses_absolute(conf_run *run)
 {
-	read_refused(run, "%W/plain.txt", "an absolute path", false);
+	read_refused_as(run, "%W-secret", "an absolute path outside the working directory", false,
+			MSB_E_VALUE);
+}
+
+static void case_read_absolute_inside(conf_run *run)
+{
+	conf_box *box = planted(run);
+	if (!box)
+		return;
+	char p[600];
+	snprintf(p, sizeof p, "%s/plain.txt", layout(run)->wd);
+	msb_buf b = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = run->ops->read_file(box->handle, p, layout(run)->wd, 1 << 20, &b, &err);
+	char expected[1400];
+	snprintf(expected, sizeof expected, "read_file(\"%s\") with working directory %s to read "
+		 "plain.txt: an absolute path inside it resolves", p, layout(run)->wd);
+	if (rc != MSB_OK)
+		conf_fail(run, expected, "refused with %s: %s", msb_errc_name(rc), msb_error_message(&err));
+	else if (b.len != 5 || memcmp(b.data, "plain", 5) != 0)
+		conf_fail(run, expected, "it returned %zu bytes", b.len);
+	msb_buf_free(&b);
+	msb_error_clear(&err);
+}
+
+/* The caller-creates rule: a write into a working directory that does not exist makes it. */
+static void case_write_creates_working_directory(conf_run *run)
+{
+	conf_box *box = conf_main_box(run);
+	if (!box)
+		return;
+	char wd[700];
+	snprintf(wd, sizeof wd, "%s-fresh/deeper", layout(run)->wd);
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = run->ops->write_file(box->handle, "made.txt", "made", 4, wd, &err);
+	char expected[800], rel[300];
+	snprintf(expected, sizeof expected, "write_file(made.txt) with absent working directory %s "
+		 "to create it and land", wd);
+	snprintf(rel, sizeof rel, "%s-fresh/deeper/made.txt", layout(run)->dir);
+	if (rc != MSB_OK)
+		conf_fail(run, expected, "refused with %s: %s", msb_errc_name(rc), msb_error_message(&err));
+	else if (exists(run, box, rel) == 0)
+		conf_fail(run, expected, "it reported success, yet %s is not there", rel);
+	msb_error_clear(&err);
 }
 
 static void case_read_max_bytes(conf_run *run)
@@ -543,7 +603,7 @@ static void case_remove_refuses(conf_run *run)
 	conf_box *box = planted(run);
 	if (!box)
 		return;
-	static const char *const paths[] = { "", ".", "../%D-secret", "%W/plain.txt", "link-dir/secret", NULL };
+	static const char *const paths[] = { "", ".", "../%D-secret", "%W-secret", "link-dir/secret", NULL };
 	for (size_t i = 0; paths[i] && !conf_decided(run); i++) {
 		if (strncmp(paths[i], "link", 4) == 0 && !layout(run)->links)
 			continue;
@@ -644,6 +704,8 @@ static const conf_case files_cases[] = {
 	{ "read-refuses-linked-parent", OUT, case_read_refuses_linked_parent },
 	{ "read-refuses-dotdot", OUT, case_read_refuses_dotdot },
 	{ "read-refuses-absolute", OUT, case_read_refuses_absolute },
+	{ "read-absolute-inside-resolves", OUT, case_read_absolute_inside },
+	{ "write-creates-working-directory", IN, case_write_creates_working_directory },
 	{ "read-max-bytes-refused", OUT, case_read_max_bytes },
 	{ "list-names-entries", LIST, case_list_names_entries },
 	{ "list-refuses-link", LIST, case_list_refuses_link },

@@ -555,6 +555,26 @@ static msb_errc fx_run_code(msb_sandbox_handle *h, const char *code, double time
 
 /* ---- files ----------------------------------------------------------------------------- */
 
+/* An absolute path inside the working directory is the relative one (the protocol's rule). */
+#define RELATIVE(h, path, wd, err)                                                        \
+	do {                                                                              \
+		msb_errc rel_rc_ = msb_confine_relative(path, (wd) ? (wd) : (h)->work_dir, &(path), err); \
+		if (rel_rc_ != MSB_OK)                                                    \
+			return rel_rc_;                                                   \
+	} while (0)
+
+/* mkdir -p of a host path (a write creates its working directory: caller-creates). */
+static void make_dirs(char *p)
+{
+	for (char *c = p + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			mkdir(p, 0755);
+			*c = '/';
+		}
+	mkdir(p, 0755);
+}
+
 static msb_errc open_wd(msb_sandbox_handle *h, const char *wd, int *fd, msb_error *err)
 {
 	char host[HOST_MAX];
@@ -569,8 +589,19 @@ static msb_errc open_wd(msb_sandbox_handle *h, const char *wd, int *fd, msb_erro
 static msb_errc fx_write_file(msb_sandbox_handle *h, const char *path, const void *data, size_t len,
 			      const char *wd, msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	int fd;
 	msb_errc rc = open_wd(h, wd, &fd, err);
+	if (rc != MSB_OK && wd && wd[0] == '/' && FIXTURE_DEFECT != DEFECT_IGNORE_WD) {
+		char host[HOST_MAX];
+		snprintf(host, sizeof(host), "%s%s", h->fs, wd);
+		struct stat st;
+		if (stat(host, &st) != 0 && errno == ENOENT) {
+			make_dirs(host);
+			msb_error_clear(err);
+			rc = open_wd(h, wd, &fd, err);
+		}
+	}
 	if (rc != MSB_OK)
 		return rc;
 	rc = msb_confine_write_file(fd, path, data, len, MSB_CONFINE_CREATE_PARENTS, err);
@@ -591,6 +622,7 @@ static msb_errc naive_path(msb_sandbox_handle *h, const char *path, const char *
 static msb_errc fx_stat_file(msb_sandbox_handle *h, const char *path, const char *wd,
 			     msb_entry *entry, bool *found, msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	if (FIXTURE_DEFECT == DEFECT_CRASH)
 		abort(); /* what the supervisor in `msb conformance` must survive and name */
 	if (FIXTURE_DEFECT == DEFECT_EXIT)
@@ -619,6 +651,7 @@ static msb_errc fx_stat_file(msb_sandbox_handle *h, const char *path, const char
 static msb_errc fx_read_file(msb_sandbox_handle *h, const char *path, const char *wd,
 			     uint64_t max_bytes, msb_buf *out, msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	while (FIXTURE_DEFECT == DEFECT_HANG)
 		pause(); /* never returns: the supervisor's --case-timeout must end it */
 	if (FIXTURE_DEFECT == DEFECT_FOLLOW_SYMLINK || FIXTURE_DEFECT == DEFECT_TRUNCATE_READ) {
@@ -647,6 +680,7 @@ static msb_errc fx_read_file(msb_sandbox_handle *h, const char *path, const char
 static msb_errc fx_list_dir(msb_sandbox_handle *h, const char *path, const char *wd,
 			    msb_entry_list *out, msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	int fd;
 	msb_errc rc = open_wd(h, wd, &fd, err);
 	if (rc != MSB_OK)
@@ -659,6 +693,7 @@ static msb_errc fx_list_dir(msb_sandbox_handle *h, const char *path, const char 
 static msb_errc fx_remove(msb_sandbox_handle *h, const char *path, const char *wd, bool recursive,
 			  msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	int fd;
 	msb_errc rc = open_wd(h, wd, &fd, err);
 	if (rc != MSB_OK)
