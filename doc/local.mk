@@ -2,3 +2,7 @@
 dist_doc_DATA += doc/writing-a-backend.md
 dist_doc_DATA += doc/threat-model.md
 dist_man_MANS += doc/msb.1 doc/sandbox.yaml.5 doc/msb_backend.3
+# The guide's example plugins, installed so a third party has the sources the guide walks
+# through (tests/conformance/walkthrough.sh checks they are the guide's own text).
+examplesdir = $(docdir)/examples
+dist_examples_DATA = doc/examples/shelf.c doc/examples/crate.c

@@ -100,22 +100,60 @@ static int exists(conf_run *run, conf_box *box, const char *rel)
 	return conf_exists(run, box, rel);
 }
 
-/* The content of `rel` under W0, read independently (exec cat, else read_file). */
-static bool content(conf_run *run, conf_box *box, const char *rel, msb_buf *out)
+/*
+ * The content of `rel` under W0, read independently (exec cat, else read_file). When it
+ * cannot be read, `why` says by what and how it failed ("" when nothing declared can read).
+ */
+static bool content_why(conf_run *run, conf_box *box, const char *rel, msb_buf *out, char *why,
+			size_t size)
 {
+	why[0] = '\0';
 	if (conf_exec_usable(run, box)) {
 		const char *args[] = { rel, NULL };
 		msb_exec_result res;
-		msb_errc rc = conf_sh(run, box, NULL, "cat \"$1\"", args, T, &res, NULL);
+		msb_error err = MSB_ERROR_INIT;
+		msb_errc rc = conf_sh(run, box, NULL, "cat \"$1\"", args, T, &res, &err);
 		bool ok = rc == MSB_OK && res.exit_code == 0;
+		char text[200];
+		if (rc != MSB_OK)
+			snprintf(why, size, "`cat %s` could not be run: %s: %s", rel, msb_errc_name(rc),
+				 msb_error_message(&err));
+		else if (!ok)
+			conf_quote(res.err.data, res.err.len, text, sizeof text),
+				snprintf(why, size, "`cat %s` exited with status %d: \"%s\"", rel,
+					 res.exit_code, text);
 		*out = res.out;
 		res.out = (msb_buf){ 0 };
 		msb_exec_result_free(&res);
+		msb_error_clear(&err);
 		return ok;
 	}
-	if (conf_has(run, MSB_CAP_FILES_OUT))
-		return run->ops->read_file(box->handle, rel, run->work_dir, 1 << 20, out, NULL) == MSB_OK;
+	if (conf_has(run, MSB_CAP_FILES_OUT)) {
+		msb_error err = MSB_ERROR_INIT;
+		msb_errc rc = run->ops->read_file(box->handle, rel, run->work_dir, 1 << 20, out, &err);
+		if (rc != MSB_OK)
+			snprintf(why, size, "read_file(%s) failed: %s: %s", rel, msb_errc_name(rc),
+				 msb_error_message(&err));
+		msb_error_clear(&err);
+		return rc == MSB_OK;
+	}
 	return false;
+}
+
+static bool content(conf_run *run, conf_box *box, const char *rel, msb_buf *out)
+{
+	char why[8];
+	return content_why(run, box, rel, out, why, sizeof why);
+}
+
+/* The file just written could not be read back: a failure saying how, or a skip when
+ * nothing declared can read. */
+static void unreadable(conf_run *run, const char *rel, const char *why)
+{
+	if (why[0])
+		conf_fail(run, "the file just written to read back", "%s", why);
+	else
+		conf_skip(run, "nothing declared (exec or files_out) can read %s back", rel);
 }
 
 static void rel_path(conf_run *run, const char *name, char *buf, size_t size)
@@ -142,6 +180,7 @@ static void secret_intact(conf_run *run, conf_box *box, const char *which)
 
 static void case_write_reads_back(conf_run *run)
 {
+	char why[512];
 	conf_box *box = planted(run);
 	if (!box)
 		return;
@@ -158,8 +197,8 @@ static void case_write_reads_back(conf_run *run)
 		msb_buf b = { 0 };
 		if (rc != MSB_OK)
 			conf_fail_call(run, "a second write_file to the same path to replace it", &err);
-		else if (!content(run, box, rel, &b))
-			conf_skip(run, "nothing declared (exec or files_out) can read the file back");
+		else if (!content_why(run, box, rel, &b, why, sizeof why))
+			unreadable(run, rel, why);
 		else if (b.len != 3 || memcmp(b.data, "2nd", 3) != 0) {
 			char seen[128];
 			conf_quote(b.data, b.len, seen, sizeof(seen));
@@ -172,6 +211,7 @@ static void case_write_reads_back(conf_run *run)
 
 static void case_write_binary_round_trip(conf_run *run)
 {
+	char why[512];
 	conf_box *box = planted(run);
 	if (!box)
 		return;
@@ -184,8 +224,8 @@ static void case_write_binary_round_trip(conf_run *run)
 	msb_buf b = { 0 };
 	if (run->ops->write_file(box->handle, "bytes.bin", data, sizeof(data), layout(run)->wd, &err) != MSB_OK)
 		conf_fail_call(run, "write_file of 512 arbitrary bytes to land", &err);
-	else if (!content(run, box, rel, &b))
-		conf_skip(run, "nothing declared (exec or files_out) can read the file back");
+	else if (!content_why(run, box, rel, &b, why, sizeof why))
+		unreadable(run, rel, why);
 	else if (b.len != sizeof(data) || memcmp(b.data, data, sizeof(data)) != 0)
 		conf_fail(run, "the 512 bytes read back unchanged", "%zu bytes, differing", b.len);
 	msb_buf_free(&b);
