@@ -302,11 +302,20 @@ static void case_other_sandbox(conf_run *run)
 static pid_t host_lingerer(const char *nonce)
 {
 	const char *probe = conf_probe_host_path();
+	int sync[2];
+	if (pipe2(sync, O_CLOEXEC) < 0)
+		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		execl(probe, probe, "sleep", nonce, "120", (char *)NULL);
 		_exit(127);
 	}
+	/* Its command line holds the nonce only once it has exec'd: the pipe's end of file. */
+	close(sync[1]);
+	char c;
+	while (pid > 0 && read(sync[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(sync[0]);
 	return pid;
 }
 
