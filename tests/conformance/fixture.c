@@ -53,6 +53,10 @@
 #define DEFECT_HANG 16           /* read_file never returns */
 #define DEFECT_RACY_ACQUIRE 17   /* acquire checks its registry, then writes it, unlocked */
 #define DEFECT_EXIT 18           /* stat_file ends the process with exit(3) */
+#define DEFECT_SHARE_THREADS 19  /* two conversations (thread ids) share one sandbox */
+#define DEFECT_RUN_CODE_NO_TIMEOUT 20 /* run_code drops the caller's timeout */
+#define DEFECT_CLEAR_TRUNCATION 21 /* output capped, truncation flags cleared */
+#define DEFECT_WRITE_FOLLOWS_LINK 22 /* write_file opens the naive way, following a link */
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -97,7 +101,8 @@ static uint64_t fnv(uint64_t h, const char *s)
 static uint64_t key_hash(const msb_key *key)
 {
 	uint64_t h = fnv(14695981039346656037u, key->scope);
-	h = fnv(h, key->thread_id);
+	if (FIXTURE_DEFECT != DEFECT_SHARE_THREADS)
+		h = fnv(h, key->thread_id);
 	h = fnv(h, key->agent_dir);
 	if (FIXTURE_DEFECT != DEFECT_LEAK_CALLS)
 		h = fnv(h, key->call_id);
@@ -525,6 +530,8 @@ static msb_errc run_argv(msb_sandbox_handle *h, const char *const *argv, const c
 	waitpid(pid, &status, 0);
 	close(pout[0]);
 	close(perr[0]);
+	if (FIXTURE_DEFECT == DEFECT_CLEAR_TRUNCATION)
+		res->out_truncated = res->err_truncated = false; /* the lie: cut, and not said */
 	if (WIFSIGNALED(status)) {
 		res->term_signal = WTERMSIG(status);
 		res->exit_code = 128 + res->term_signal;
@@ -550,6 +557,8 @@ static msb_errc fx_run_code(msb_sandbox_handle *h, const char *code, double time
 		return msb_buf_append(&res->out, "rc-42-canned\n", 13, err);
 	}
 	const char *argv[] = { "sh", "-c", code, NULL };
+	if (FIXTURE_DEFECT == DEFECT_RUN_CODE_NO_TIMEOUT)
+		timeout = 0; /* the lie: the caller's bound is dropped on the way */
 	return run_argv(h, argv, NULL, timeout, 0, NULL, 0, res, err);
 }
 
@@ -586,6 +595,16 @@ static msb_errc open_wd(msb_sandbox_handle *h, const char *wd, int *fd, msb_erro
 	return msb_confine_open_root(host, fd, err);
 }
 
+/* DEFECT_FOLLOW_SYMLINK: the path checked lexically, then opened the naive way. */
+static msb_errc naive_path(msb_sandbox_handle *h, const char *path, const char *wd, char *host,
+			   size_t size, msb_error *err)
+{
+	msb_errc rc = msb_confine_check_path(path, true, err);
+	if (rc == MSB_OK)
+		snprintf(host, size, "%s%s/%s", h->fs, wd ? wd : h->work_dir, path);
+	return rc;
+}
+
 static msb_errc fx_write_file(msb_sandbox_handle *h, const char *path, const void *data, size_t len,
 			      const char *wd, msb_error *err)
 {
@@ -604,18 +623,21 @@ static msb_errc fx_write_file(msb_sandbox_handle *h, const char *path, const voi
 	}
 	if (rc != MSB_OK)
 		return rc;
+	if (FIXTURE_DEFECT == DEFECT_WRITE_FOLLOWS_LINK) {
+		/* The lie: a host-side write checked lexically, then opened the naive way. */
+		close(fd);
+		char host[PATH_MAX * 3];
+		if ((rc = naive_path(h, path, wd, host, sizeof(host), err)) != MSB_OK)
+			return rc;
+		FILE *f = fopen(host, "w");
+		if (!f)
+			return msb_error_set_errno(err, MSB_E_OS, errno, "fixture: %s", host);
+		fwrite(data, 1, len, f);
+		fclose(f);
+		return MSB_OK;
+	}
 	rc = msb_confine_write_file(fd, path, data, len, MSB_CONFINE_CREATE_PARENTS, err);
 	close(fd);
-	return rc;
-}
-
-/* DEFECT_FOLLOW_SYMLINK: the path checked lexically, then opened the naive way. */
-static msb_errc naive_path(msb_sandbox_handle *h, const char *path, const char *wd, char *host,
-			   size_t size, msb_error *err)
-{
-	msb_errc rc = msb_confine_check_path(path, true, err);
-	if (rc == MSB_OK)
-		snprintf(host, size, "%s%s/%s", h->fs, wd ? wd : h->work_dir, path);
 	return rc;
 }
 

@@ -160,3 +160,25 @@ tests_conformance_conf_ct_leak_fd_la_SOURCES = tests/conformance/fixture_contain
 tests_conformance_conf_ct_leak_fd_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NAME=\"conf_ct_leak_fd\" -DCONTAINER_DEFECT=5
 tests_conformance_conf_ct_leak_fd_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
 tests_conformance_conf_ct_leak_fd_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+# Four more of the defects the issue 19 trial planted, each caught by the case meant for it.
+check_LTLIBRARIES += tests/conformance/conf_share_threads.la
+tests_conformance_conf_share_threads_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_share_threads_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=19 -DFIXTURE_NAME=\"conf_share_threads\"
+tests_conformance_conf_share_threads_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_share_threads_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+check_LTLIBRARIES += tests/conformance/conf_run_code_no_timeout.la
+tests_conformance_conf_run_code_no_timeout_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_run_code_no_timeout_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=20 -DFIXTURE_NAME=\"conf_run_code_no_timeout\"
+tests_conformance_conf_run_code_no_timeout_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_run_code_no_timeout_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+check_LTLIBRARIES += tests/conformance/conf_clear_truncation.la
+tests_conformance_conf_clear_truncation_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_clear_truncation_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=21 -DFIXTURE_NAME=\"conf_clear_truncation\"
+tests_conformance_conf_clear_truncation_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_clear_truncation_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+check_LTLIBRARIES += tests/conformance/conf_write_follows_link.la
+tests_conformance_conf_write_follows_link_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_write_follows_link_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=22 -DFIXTURE_NAME=\"conf_write_follows_link\"
+tests_conformance_conf_write_follows_link_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_write_follows_link_la_LIBADD = $(CONF_FIXTURE_LIBADD)

@@ -133,6 +133,10 @@ static const struct {
 	{ "conf_shallow_dispose", "disposal", "dispose-leaves-nothing", "the work dir holds" },
 	{ "conf_racy_acquire", "scope", "acquire-race-one-sandbox", "not in racer 0's sandbox" },
 	{ "conf_allowlist_shut", "egress", "allowlist-listed-answers", "confines more" },
+	{ "conf_share_threads", "scope", "conversations-apart", "is visible in thread" },
+	{ "conf_run_code_no_timeout", "run_code", "timeout", "timed_out false" },
+	{ "conf_clear_truncation", "exec", "output-cap", "out_truncated=0" },
+	{ "conf_write_follows_link", "files", "write-refuses-onto-link", "it succeeded" },
 };
 
 /* Whether this machine lets a process make a network namespace (the fixture's closed egress). */
