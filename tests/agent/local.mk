@@ -55,3 +55,10 @@ fuzz-agent: $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%) $(top_srcdir)/tests/agent/fuzz_
 		$(top_srcdir)/tests/agent/fuzz_agent_reply.c $$srcs $(SECCOMP_LIBS) $(PTHREAD_LIBS) \
 		$(LIBS) -lm -o tests/agent/fuzz_agent_reply
 .PHONY: fuzz-agent
+
+# msb_launch_agent's failure reports (the launch every namespace boundary shares).
+check_PROGRAMS += tests/agent/test_launch
+TESTS += tests/agent/test_launch
+tests_agent_test_launch_SOURCES = tests/agent/test_launch.c
+tests_agent_test_launch_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_agent_test_launch_LDADD = $(AGENT_TEST_LDADD)
