@@ -9,3 +9,8 @@ install-data-hook: install-msb-man-paths
 install-msb-man-paths:
 	sed -i 's|@sysconfdir[@]|$(sysconfdir)|g' '$(DESTDIR)$(man1dir)/msb.1'
 .PHONY: install-msb-man-paths
+
+# The guide's example plugins, installed so a third party has the sources the guide walks
+# through (tests/conformance/walkthrough.sh checks they are the guide's own text).
+examplesdir = $(docdir)/examples
+dist_examples_DATA = doc/examples/shelf.c doc/examples/crate.c

@@ -84,6 +84,11 @@ void msb_cli_refusals_json(const msb_router *router, const msb_spec *spec, const
 /* JSON: a string literal (escaped; invalid UTF-8 bytes as \u00XX), or NULL as null. */
 void msb_json_string(FILE *out, const char *s);
 void msb_json_bytes(FILE *out, const void *data, size_t len);
+/*
+ * `"NAME": "<text>"`, and when the bytes are not UTF-8 (their text form is then lossy),
+ * `, "NAME_base64": "<the exact bytes>"` beside it: a JSON reader never needs to guess.
+ */
+void msb_json_bytes_field(FILE *out, const char *name, const void *data, size_t len);
 
 /*
  * Load sandbox.yaml: -c, else ./sandbox.yaml, else MSB_SYSCONFDIR/msb/sandbox.yaml. Router

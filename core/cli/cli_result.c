@@ -21,11 +21,11 @@ int msb_cli_result(const msb_exec_result *res, double timeout)
 {
 	int status = res->timed_out ? MSB_EXIT_TIMEOUT : res->exit_code;
 	if (msb_cli.json) {
-		printf("{\"exit_code\": %d, \"signal\": %d, \"timed_out\": %s, \"stdout\": ", res->exit_code,
+		printf("{\"exit_code\": %d, \"signal\": %d, \"timed_out\": %s, ", res->exit_code,
 		       res->term_signal, res->timed_out ? "true" : "false");
-		msb_json_bytes(stdout, res->out.data ? res->out.data : (const unsigned char *)"", res->out.len);
-		printf(", \"stderr\": ");
-		msb_json_bytes(stdout, res->err.data ? res->err.data : (const unsigned char *)"", res->err.len);
+		msb_json_bytes_field(stdout, "stdout", res->out.data, res->out.len);
+		printf(", ");
+		msb_json_bytes_field(stdout, "stderr", res->err.data, res->err.len);
 		printf(", \"stdout_truncated\": %s, \"stderr_truncated\": %s, \"kill_reach\": %s}\n",
 		       res->out_truncated ? "true" : "false", res->err_truncated ? "true" : "false",
 		       !res->timed_out || res->kill_reach == MSB_REACH_UNSAID ? "null"

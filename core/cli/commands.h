@@ -18,6 +18,8 @@
 	X(get, "get", "copy a file out of a sandbox")                                              \
 	X(ls, "ls", "list a directory in a sandbox")                                               \
 	X(rm, "rm", "remove a path in a sandbox")                                                  \
+	X(stat, "stat", "describe a path in a sandbox (kind, size; links not followed)")          \
+	X(reclaim, "reclaim", "remove a directory tree in a sandbox (missing is success)")        \
 	X(collect, "collect", "land a kind's declared outputs in a local directory")              \
 	X(dispose, "dispose", "delete a conversation's (or one key's) sandboxes")                 \
 	X(image, "image", "the image store: import, ls, inspect, rm, gc")                         \

@@ -203,13 +203,17 @@ bool conf_sh_ok(conf_run *run, conf_box *box, const char *wd, const char *what,
 	msb_errc rc = conf_sh(run, box, wd, script, args, 30, &res, &err);
 	bool ok = rc == MSB_OK && res.exit_code == 0 && !res.timed_out;
 	if (!ok) {
+		/* A call that failed has no exit status: say the call's error, in its own words. */
 		char out[256];
-		if (rc != MSB_OK)
-			snprintf(out, sizeof(out), "%s: %s", msb_errc_name(rc), msb_error_message(&err));
-		else
+		if (rc != MSB_OK) {
+			conf_fail(run, what, "the setup command `%s` could not be run: %s: %s", script,
+				  msb_errc_name(rc), msb_error_message(&err));
+		} else {
 			conf_quote(res.err.data, res.err.len, out, sizeof(out));
-		conf_fail(run, what, "the setup command `%s` failed (exit %d): %s", script,
-			  res.exit_code, out);
+			conf_fail(run, what, "the setup command `%s` %s %d; its stderr: \"%s\"", script,
+				  res.timed_out ? "timed out, status" : "exited with status", res.exit_code,
+				  out);
+		}
 	}
 	msb_exec_result_free(&res);
 	msb_error_clear(&err);

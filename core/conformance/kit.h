@@ -24,6 +24,7 @@ typedef struct conf_box {
 	char thread[96];
 	char call[48];
 	char agent[32];
+	bool probed;                   /* msb-probe is in its work dir (probe.c) */
 } conf_box;
 
 /* A case: its name, what it needs declared (capability bits), and the code that decides it. */
@@ -145,6 +146,7 @@ extern const conf_suite conf_suite_files;
 extern const conf_suite conf_suite_egress;
 extern const conf_suite conf_suite_scope;
 extern const conf_suite conf_suite_disposal;
+extern const conf_suite conf_suite_rung;
 
 /* Wall-clock now, in seconds (CLOCK_MONOTONIC). */
 double conf_now(void);

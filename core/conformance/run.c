@@ -17,6 +17,7 @@
 static const conf_suite *const suites[] = {
 	&conf_suite_exec,  &conf_suite_run_code, &conf_suite_files,
 	&conf_suite_egress, &conf_suite_scope,    &conf_suite_disposal, &conf_suite_stream,
+	&conf_suite_rung,
 };
 #define N_SUITES (sizeof(suites) / sizeof(suites[0]))
 
@@ -47,7 +48,7 @@ static msb_errc check_suite_names(const msb_conformance_options *opts, msb_error
 		if (!known)
 			return msb_error_set(err, MSB_E_VALUE,
 					     "conformance: unknown suite '%s' (the kit has exec, run_code, "
-					     "files, egress, scope, disposal, stream)",
+					     "files, egress, scope, disposal, stream, rung)",
 					     opts->suites[i]);
 	}
 	return MSB_OK;

@@ -10,28 +10,103 @@
  * is conforming. What is not is silence while the marker survives — the kit re-acquires the
  * key and looks.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kit.h"
+#include "probe.h"
 
+/*
+ * Acquire the key again after a dispose, by the means the guest cannot fake: the backend's
+ * own acquire. A refusal as SandboxUnclean after a dispose that reported nothing is the
+ * backend contradicting itself (it said disposed; its own acquire says it is not).
+ */
+static bool reacquire_after(conf_run *run, conf_box *box, bool reported)
+{
+	msb_error err = MSB_ERROR_INIT;
+	conf_box_release(run, box);
+	msb_errc rc = run->ops->acquire(run->self, &box->key, &box->spec, &box->handle, &err);
+	if (rc == MSB_E_UNCLEAN && !reported)
+		conf_fail(run, "a dispose that reported no failure to have landed",
+			  "the next acquire of the key was refused: SandboxUnclean: %s",
+			  msb_error_message(&err));
+	msb_error_clear(&err);
+	if (rc == MSB_OK && box->handle)
+		return true;
+	return !conf_decided(run) && conf_box_reacquire(run, box);
+}
+
+/* Host processes whose command line holds `nonce` (a host-visible backend's leftovers). */
+static long host_process_with(const char *nonce, char *cmd, size_t size)
+{
+	DIR *d = opendir("/proc");
+	long found = 0;
+	for (struct dirent *e; d && !found && (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char path[300];
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, cmd, size - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			cmd[i] = cmd[i] ? cmd[i] : ' ';
+		cmd[n] = '\0';
+		if (strstr(cmd, nonce))
+			found = atol(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * A marker file, a nested one and — where the kit's probe can run — a daemon of the guest's
+ * (own session, a nonce in its argv) are planted; after dispose, the host's process table
+ * must not hold the daemon, and a fresh acquire of the key must find none of it.
+ */
 static void case_dispose_leaves_nothing(conf_run *run)
 {
 	conf_box *box = conf_box_acquire(run, "dispose", NULL, MSB_SCOPE_CONVERSATION);
 	if (!box)
 		return;
-	char marker[96], nested[200];
+	char marker[96], nested[200], nonce[96] = "";
 	conf_unique(run, "before", marker, sizeof(marker));
 	snprintf(nested, sizeof(nested), "%s-dir/deeper/file", marker);
 	if (!conf_plant(run, box, marker, "before dispose") || !conf_plant(run, box, nested, "nested"))
 		return;
+	/* A boundary owns its processes from os_process up; rung none promises no such thing. */
+	if (msb_isolation_meets(msb_backend_isolation(run->backend), MSB_ISO_OS_PROCESS) &&
+	    conf_has(run, MSB_CAP_FILES_IN) && conf_exec_usable(run, box)) {
+		conf_unique(run, "linger", nonce, sizeof(nonce));
+		const char *args[] = { "linger", nonce, "600", NULL };
+		char *out = NULL;
+		if (!conf_probe_run(run, box, args, &out))
+			return;
+		free(out);
+	}
 	msb_disposal_failure f = { 0 };
 	bool reported = conf_box_dispose(run, box, &f);
 	if (reported)
 		conf_fail(run, "a plain dispose to land", "it reported a %s failure: %s",
 			  msb_word_name(MSB_AXIS_DISPOSAL_CODE, f.code), f.detail ? f.detail : "(no detail)");
 	msb_disposal_failure_free(&f);
-	if (conf_decided(run) || !conf_box_reacquire(run, box))
+	char cmd[512];
+	/* A process SIGKILLed a moment ago may take a moment to leave the table: 2 s of grace. */
+	long pid = 0;
+	for (int i = 0; nonce[0] && i < 40 && (pid = host_process_with(nonce, cmd, sizeof cmd)); i++)
+		usleep(50000);
+	if (pid > 0)
+		conf_fail(run, "every process of the sandbox gone after dispose",
+			  "the guest's daemon is still running on the host as pid %ld: %s", pid, cmd);
+	if (conf_decided(run) || !reacquire_after(run, box, reported))
 		return;
 	int seen = conf_exists(run, box, marker), seen_nested = conf_exists(run, box, nested);
 	char first[256] = "";
@@ -84,7 +159,7 @@ static void case_failed_dispose_reported(conf_run *run)
 				  "code %d, detail %s", (int)f.code, f.detail ? "\"\"" : "NULL");
 	}
 	msb_disposal_failure_free(&f);
-	if (!conf_box_reacquire(run, box))
+	if (!reacquire_after(run, box, reported))
 		return;
 	int seen = conf_exists(run, box, marker);
 	if (!reported && seen == 1)

@@ -100,22 +100,60 @@ static int exists(conf_run *run, conf_box *box, const char *rel)
 	return conf_exists(run, box, rel);
 }
 
-/* The content of `rel` under W0, read independently (exec cat, else read_file). */
-static bool content(conf_run *run, conf_box *box, const char *rel, msb_buf *out)
+/*
+ * The content of `rel` under W0, read independently (exec cat, else read_file). When it
+ * cannot be read, `why` says by what and how it failed ("" when nothing declared can read).
+ */
+static bool content_why(conf_run *run, conf_box *box, const char *rel, msb_buf *out, char *why,
+			size_t size)
 {
+	why[0] = '\0';
 	if (conf_exec_usable(run, box)) {
 		const char *args[] = { rel, NULL };
 		msb_exec_result res;
-		msb_errc rc = conf_sh(run, box, NULL, "cat \"$1\"", args, T, &res, NULL);
+		msb_error err = MSB_ERROR_INIT;
+		msb_errc rc = conf_sh(run, box, NULL, "cat \"$1\"", args, T, &res, &err);
 		bool ok = rc == MSB_OK && res.exit_code == 0;
+		char text[200];
+		if (rc != MSB_OK)
+			snprintf(why, size, "`cat %s` could not be run: %s: %s", rel, msb_errc_name(rc),
+				 msb_error_message(&err));
+		else if (!ok)
+			conf_quote(res.err.data, res.err.len, text, sizeof text),
+				snprintf(why, size, "`cat %s` exited with status %d: \"%s\"", rel,
+					 res.exit_code, text);
 		*out = res.out;
 		res.out = (msb_buf){ 0 };
 		msb_exec_result_free(&res);
+		msb_error_clear(&err);
 		return ok;
 	}
-	if (conf_has(run, MSB_CAP_FILES_OUT))
-		return run->ops->read_file(box->handle, rel, run->work_dir, 1 << 20, out, NULL) == MSB_OK;
+	if (conf_has(run, MSB_CAP_FILES_OUT)) {
+		msb_error err = MSB_ERROR_INIT;
+		msb_errc rc = run->ops->read_file(box->handle, rel, run->work_dir, 1 << 20, out, &err);
+		if (rc != MSB_OK)
+			snprintf(why, size, "read_file(%s) failed: %s: %s", rel, msb_errc_name(rc),
+				 msb_error_message(&err));
+		msb_error_clear(&err);
+		return rc == MSB_OK;
+	}
 	return false;
+}
+
+static bool content(conf_run *run, conf_box *box, const char *rel, msb_buf *out)
+{
+	char why[8];
+	return content_why(run, box, rel, out, why, sizeof why);
+}
+
+/* The file just written could not be read back: a failure saying how, or a skip when
+ * nothing declared can read. */
+static void unreadable(conf_run *run, const char *rel, const char *why)
+{
+	if (why[0])
+		conf_fail(run, "the file just written to read back", "%s", why);
+	else
+		conf_skip(run, "nothing declared (exec or files_out) can read %s back", rel);
 }
 
 static void rel_path(conf_run *run, const char *name, char *buf, size_t size)
@@ -142,6 +180,7 @@ static void secret_intact(conf_run *run, conf_box *box, const char *which)
 
 static void case_write_reads_back(conf_run *run)
 {
+	char why[512];
 	conf_box *box = planted(run);
 	if (!box)
 		return;
@@ -158,8 +197,8 @@ static void case_write_reads_back(conf_run *run)
 		msb_buf b = { 0 };
 		if (rc != MSB_OK)
 			conf_fail_call(run, "a second write_file to the same path to replace it", &err);
-		else if (!content(run, box, rel, &b))
-			conf_skip(run, "nothing declared (exec or files_out) can read the file back");
+		else if (!content_why(run, box, rel, &b, why, sizeof why))
+			unreadable(run, rel, why);
 		else if (b.len != 3 || memcmp(b.data, "2nd", 3) != 0) {
 			char seen[128];
 			conf_quote(b.data, b.len, seen, sizeof(seen));
@@ -172,6 +211,7 @@ static void case_write_reads_back(conf_run *run)
 
 static void case_write_binary_round_trip(conf_run *run)
 {
+	char why[512];
 	conf_box *box = planted(run);
 	if (!box)
 		return;
@@ -184,8 +224,8 @@ static void case_write_binary_round_trip(conf_run *run)
 	msb_buf b = { 0 };
 	if (run->ops->write_file(box->handle, "bytes.bin", data, sizeof(data), layout(run)->wd, &err) != MSB_OK)
 		conf_fail_call(run, "write_file of 512 arbitrary bytes to land", &err);
-	else if (!content(run, box, rel, &b))
-		conf_skip(run, "nothing declared (exec or files_out) can read the file back");
+	else if (!content_why(run, box, rel, &b, why, sizeof why))
+		unreadable(run, rel, why);
 	else if (b.len != sizeof(data) || memcmp(b.data, data, sizeof(data)) != 0)
 		conf_fail(run, "the 512 bytes read back unchanged", "%zu bytes, differing", b.len);
 	msb_buf_free(&b);
@@ -250,7 +290,7 @@ static void write_refused(conf_run *run, const refusal *r)
 	}
 
 REFUSAL_CASE(case_write_refuses_dotdot, "a '..' segment", "../%D-dotdot", "%D-dotdot", false)
-REFUSAL_CASE(case_write_refuses_absolute, "an absolute path", "%W/absolute", "%D/absolute", false)
+REFUSAL_CASE(case_write_refuses_absolute, "an absolute path outside the working directory", "%W-absolute", "%D-absolute", false)
 REFUSAL_CASE(case_write_refuses_empty, "the working directory itself, as \"\"", "", NULL, false)
 REFUSAL_CASE(case_write_refuses_dot, "the working directory itself, as \".\"", ".", NULL, false)
 REFUSAL_CASE(case_write_refuses_empty_segment, "an empty segment", "sub//empty-seg", "%D/sub/empty-seg", false)
@@ -357,7 +397,13 @@ static void case_stat_linked_parent(conf_run *run)
 	msb_error_clear(&err);
 }
 
-static void read_refused(conf_run *run, const char *path, const char *why, bool links)
+/*
+ * A read the protocol refuses, and the class it refuses it with: MSB_OK as `want` accepts
+ * any refusal; otherwise the code must be that one (the seed's OSError for a link at the
+ * final component, ValueError for a path through a linked parent or out of W).
+ */
+static void read_refused_as(conf_run *run, const char *path, const char *why, bool links,
+			    msb_errc want)
 {
 	conf_box *box = planted(run);
 	if (!box || (links && !need_links(run)))
@@ -372,9 +418,19 @@ static void read_refused(conf_run *run, const char *path, const char *why, bool 
 		snprintf(expected, sizeof(expected), "read_file(\"%s\") refused (%s)", p, why);
 		conf_quote(b.data, b.len, seen, sizeof(seen));
 		conf_fail(run, expected, "it returned \"%s\"", seen);
+	} else if (want != MSB_OK && rc != want) {
+		char expected[700];
+		snprintf(expected, sizeof(expected), "read_file(\"%s\") refused (%s) with %s", p, why,
+			 msb_errc_name(want));
+		conf_fail(run, expected, "refused with %s: %s", msb_errc_name(rc), msb_error_message(&err));
 	}
 	msb_buf_free(&b);
 	msb_error_clear(&err);
+}
+
+static void read_refused(conf_run *run, const char *path, const char *why, bool links)
+{
+	read_refused_as(run, path, why, links, MSB_OK);
 }
 
 static void case_read_back(conf_run *run)
@@ -394,12 +450,12 @@ static void case_read_back(conf_run *run)
 
 static void case_read_refuses_link(conf_run *run)
 {
-	read_refused(run, "link-file", "landing on a symlink", true);
+	read_refused_as(run, "link-file", "a link at the final component", true, MSB_E_OS);
 }
 
 static void case_read_refuses_linked_parent(conf_run *run)
 {
-	read_refused(run, "link-dir/secret", "a symlinked parent", true);
+	read_refused_as(run, "link-dir/secret", "a symlinked parent", true, MSB_E_VALUE);
 }
 
 static void case_read_refuses_dotdot(conf_run *run)
@@ -407,9 +463,53 @@ static void case_read_refuses_dotdot(conf_run *run)
 	read_refused(run, "../%D-secret", "a '..' segment", false);
 }
 
+/* The protocol resolves a path against W and refuses only what escapes it. */
 static void case_read_refuses_absolute(conf_run *run)
 {
-	read_refused(run, "%W/plain.txt", "an absolute path", false);
+	read_refused_as(run, "%W-secret", "an absolute path outside the working directory", false,
+			MSB_E_VALUE);
+}
+
+static void case_read_absolute_inside(conf_run *run)
+{
+	conf_box *box = planted(run);
+	if (!box)
+		return;
+	char p[600];
+	snprintf(p, sizeof p, "%s/plain.txt", layout(run)->wd);
+	msb_buf b = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = run->ops->read_file(box->handle, p, layout(run)->wd, 1 << 20, &b, &err);
+	char expected[1400];
+	snprintf(expected, sizeof expected, "read_file(\"%s\") with working directory %s to read "
+		 "plain.txt: an absolute path inside it resolves", p, layout(run)->wd);
+	if (rc != MSB_OK)
+		conf_fail(run, expected, "refused with %s: %s", msb_errc_name(rc), msb_error_message(&err));
+	else if (b.len != 5 || memcmp(b.data, "plain", 5) != 0)
+		conf_fail(run, expected, "it returned %zu bytes", b.len);
+	msb_buf_free(&b);
+	msb_error_clear(&err);
+}
+
+/* The caller-creates rule: a write into a working directory that does not exist makes it. */
+static void case_write_creates_working_directory(conf_run *run)
+{
+	conf_box *box = conf_main_box(run);
+	if (!box)
+		return;
+	char wd[700];
+	snprintf(wd, sizeof wd, "%s-fresh/deeper", layout(run)->wd);
+	msb_error err = MSB_ERROR_INIT;
+	msb_errc rc = run->ops->write_file(box->handle, "made.txt", "made", 4, wd, &err);
+	char expected[800], rel[300];
+	snprintf(expected, sizeof expected, "write_file(made.txt) with absent working directory %s "
+		 "to create it and land", wd);
+	snprintf(rel, sizeof rel, "%s-fresh/deeper/made.txt", layout(run)->dir);
+	if (rc != MSB_OK)
+		conf_fail(run, expected, "refused with %s: %s", msb_errc_name(rc), msb_error_message(&err));
+	else if (exists(run, box, rel) == 0)
+		conf_fail(run, expected, "it reported success, yet %s is not there", rel);
+	msb_error_clear(&err);
 }
 
 static void case_read_max_bytes(conf_run *run)
@@ -543,7 +643,7 @@ static void case_remove_refuses(conf_run *run)
 	conf_box *box = planted(run);
 	if (!box)
 		return;
-	static const char *const paths[] = { "", ".", "../%D-secret", "%W/plain.txt", "link-dir/secret", NULL };
+	static const char *const paths[] = { "", ".", "../%D-secret", "%W-secret", "link-dir/secret", NULL };
 	for (size_t i = 0; paths[i] && !conf_decided(run); i++) {
 		if (strncmp(paths[i], "link", 4) == 0 && !layout(run)->links)
 			continue;
@@ -644,6 +744,8 @@ static const conf_case files_cases[] = {
 	{ "read-refuses-linked-parent", OUT, case_read_refuses_linked_parent },
 	{ "read-refuses-dotdot", OUT, case_read_refuses_dotdot },
 	{ "read-refuses-absolute", OUT, case_read_refuses_absolute },
+	{ "read-absolute-inside-resolves", OUT, case_read_absolute_inside },
+	{ "write-creates-working-directory", IN, case_write_creates_working_directory },
 	{ "read-max-bytes-refused", OUT, case_read_max_bytes },
 	{ "list-names-entries", LIST, case_list_names_entries },
 	{ "list-refuses-link", LIST, case_list_refuses_link },

@@ -107,9 +107,14 @@ static void case_timeout(conf_run *run)
 	double t0 = conf_now();
 	msb_errc rc = run->ops->run_code(box->handle, programs(run)->sleep, 1.0, &res, &err);
 	double took = conf_now() - t0;
-	if (!is_timeout(rc, &res))
+	if (!is_timeout(rc, &res) && rc != MSB_OK)
 		conf_fail(run, "a timeout from a 30s program under a 1s bound",
-			  "%s after %.1fs (exit status %d)", msb_errc_name(rc), took, res.exit_code);
+			  "the call failed after %.1fs with %s: %s", took, msb_errc_name(rc),
+			  msb_error_message(&err));
+	else if (!is_timeout(rc, &res))
+		conf_fail(run, "a timeout from a 30s program under a 1s bound",
+			  "the program ended after %.1fs with exit status %d and timed_out false", took,
+			  res.exit_code);
 	else if (took < 0.5 || took > 10.0)
 		conf_fail(run, "the timeout to fire about 1s after the call", "it fired after %.2fs", took);
 	msb_exec_result_free(&res);

@@ -41,6 +41,8 @@ void conf_fail(conf_run *run, const char *expected, const char *seen_fmt, ...)
 	va_end(ap);
 	c->expected = strdup(expected);
 	c->outcome = MSB_CONFORMANCE_FAIL;
+	free(c->reason); /* a note of what held so far says nothing once the case failed */
+	c->reason = NULL;
 }
 
 void conf_skip(conf_run *run, const char *reason_fmt, ...)

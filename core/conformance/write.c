@@ -173,6 +173,11 @@ int msb_conformance_report_write_tap(const msb_conformance_report *r, FILE *out)
 			tap_text(out, c->reason);
 		}
 		fputc('\n', out);
+		if (c->outcome == MSB_CONFORMANCE_PASS && c->reason) {
+			fputs("# ", out);
+			tap_text(out, c->reason);
+			fputc('\n', out);
+		}
 		if (failed) {
 			fputs("  ---\n  expected: ", out);
 			yaml_string(out, c->expected);

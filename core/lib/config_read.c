@@ -32,27 +32,6 @@ msb_errc msb_config_map(const msb_node *n, const char *expected, msb_error *err)
 	return MSB_OK;
 }
 
-/* Edit distance, bounded: only "is this within two edits" matters for a suggestion. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 63 || lb > 63)
-		return 99;
-	size_t prev[64], cur[64];
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof *prev);
-	}
-	return prev[lb];
-}
-
 msb_errc msb_config_keys(const msb_node *map, const char *const *allowed, msb_error *err)
 {
 	for (size_t i = 0; i < map->len; i++) {
@@ -64,23 +43,11 @@ msb_errc msb_config_keys(const msb_node *map, const char *const *allowed, msb_er
 			continue;
 		char known[512] = "";
 		size_t used = 0;
-		const char *nearest = NULL;
-		size_t best = 3;
-		for (size_t j = 0; allowed[j]; j++) {
-			if (used < sizeof known) {
-				int n = snprintf(known + used, sizeof known - used, "%s%s", j ? ", " : "", allowed[j]);
-				used += n > 0 ? (size_t)n : 0;
-			}
-			size_t d = distance(key, allowed[j]);
-			if (d < best) {
-				best = d;
-				nearest = allowed[j];
-			}
+		for (size_t j = 0; allowed[j] && used < sizeof known; j++) {
+			int n = snprintf(known + used, sizeof known - used, "%s%s", j ? ", " : "", allowed[j]);
+			used += n > 0 ? (size_t)n : 0;
 		}
-		/* Failing a near spelling, a key cut short ("egress" for egress_modes) is a likely slip. */
-		for (size_t j = 0; !nearest && allowed[j]; j++)
-			if (strlen(key) >= 4 && strncmp(key, allowed[j], strlen(key)) == 0)
-				nearest = allowed[j];
+		const char *nearest = msb_node_nearest_key(key, allowed);
 		msb_node at = msb_config_key_at(map, i);
 		if (nearest)
 			return msb_config_refuse(err, &at,

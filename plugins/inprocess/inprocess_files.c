@@ -26,7 +26,9 @@ static msb_errc resolve(const msb_sandbox_handle *h, const char *path, const cha
 	if (!wd || wd[0] != '/')
 		return msb_error_set(err, MSB_E_VALUE, "inprocess: %s: working directory '%s' is not absolute",
 				     op, wd ? wd : "");
-	msb_errc rc = msb_confine_check_path(path, allow_root, err);
+	msb_errc rc = msb_confine_relative(path, wd, &path, err);
+	if (rc == MSB_OK)
+		rc = msb_confine_check_path(path, allow_root, err);
 	if (rc)
 		return rc;
 	size_t wl = strlen(wd);

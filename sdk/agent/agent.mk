@@ -1,6 +1,7 @@
 # sdk/agent: the guest agent (msb-agent, a static libc-only binary), its wire protocol and
 # host-side client (in libmsb-sdk), and the driver every agent-backed backend builds on.
-msbinclude_HEADERS += sdk/include/msb/agent.h sdk/include/msb/driver.h
+msbinclude_HEADERS += sdk/include/msb/agent.h sdk/include/msb/driver.h \
+	sdk/include/msb/launch.h sdk/include/msb/mount_plan.h
 
 # The protocol's framing and request decoding are shared by both sides.
 MSB_AGENT_PROTO_SOURCES = sdk/agent/proto.c sdk/agent/request.c
@@ -21,7 +22,9 @@ sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/driver_boundary.c \
 	sdk/agent/driver.c \
 	sdk/agent/driver_ops.c \
-	sdk/agent/driver_egress.c
+	sdk/agent/driver_egress.c \
+	sdk/agent/launch.c \
+	sdk/agent/mount_plan.c
 sdk_libmsb_sdk_la_LIBADD += $(PTHREAD_LIBS)
 
 # msb-agent runs inside boundaries that may hold no libraries at all (a bare container

@@ -216,6 +216,38 @@ static msb_errc driver_identity_write(const driver_paths *p, const char *identit
 	return rc;
 }
 
+/*
+ * A dead sandbox of the key with entries left in its work dir: SandboxUnclean, naming how
+ * many and the first. An empty one is replaced (an agent that died with nothing to hide),
+ * and the host's log hears of it.
+ */
+static msb_errc driver_refuse_unclean(msb_backend_instance *inst, driver_paths *p, msb_error *err)
+{
+	DIR *d = opendir(p->work);
+	size_t n = 0;
+	char first[256] = "";
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (!n++)
+			snprintf(first, sizeof first, "%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (n == 0) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "backend %s: sandbox %s: its agent was dead, with nothing left "
+			 "in its work dir: replaced", inst->boundary.name, p->name);
+		log_msg(inst, MSB_LOG_WARNING, msg);
+		return MSB_OK;
+	}
+	return msb_error_set(err, MSB_E_UNCLEAN,
+			     "backend %s: sandbox %s of this key is not live and was never disposed: its "
+			     "work dir %s still holds %zu entr%s (first: %s); the last dispose did not land "
+			     "or its boundary died — dispose the key to clear it", inst->boundary.name,
+			     p->name, p->work, n, n == 1 ? "y" : "ies", first);
+}
+
 msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, const msb_spec *spec,
 			    msb_sandbox_handle **out, msb_error *err)
 {
@@ -248,9 +280,19 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 	char identity[DRIVER_IDENTITY_MAX] = "";
 	if (inst->boundary.identity)
 		rc = inst->boundary.identity(inst->boundary.ctx, spec, identity, sizeof identity, err);
-	if (rc == MSB_OK && exists && driver_meta_matches(&h->paths, &k, false) &&
-	    driver_identity_matches(&h->paths, identity))
+	/* The same sandbox: this key's, of the image identity the boundary names today. */
+	bool same = rc == MSB_OK && exists && driver_meta_matches(&h->paths, &k, false) &&
+		    driver_identity_matches(&h->paths, identity);
+	if (same)
 		h->client = connect_live(inst, &h->paths, 2.0);
+	/*
+	 * This key's sandbox is there but dead, and its work dir still holds what it left: a
+	 * dispose that did not land (or a boundary that died). Wiping it now would hide that
+	 * from whoever checks by acquiring again, so the key is refused until it is disposed.
+	 * One of another image identity is replaced as before (the image changed under it).
+	 */
+	if (!h->client && same)
+		rc = driver_refuse_unclean(inst, &h->paths, err);
 	if (rc == MSB_OK && !h->client) {
 		/* Whatever is there is not a live sandbox of this key: clear it, start afresh. */
 		msb_disposal_failure f = { 0 };

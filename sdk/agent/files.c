@@ -7,9 +7,11 @@
  * boundary is the engine's — and it is also what makes a boundary sharing the host's
  * filesystem (the process backend) safe to offer file operations at all.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <msb/agent.h>
@@ -92,12 +94,42 @@ static msb_errc read_op(int root, const msb_agent_request *req, msb_buf *reply, 
 	return rc;
 }
 
+/* mkdir -p of a guest directory: a write creates its working directory (caller-creates). */
+static int make_dirs(const char *dir)
+{
+	char *p = strdup(dir);
+	if (!p)
+		return -1;
+	int rc = 0;
+	for (char *c = p + 1; rc == 0; c++) {
+		if (*c != '/' && *c != '\0')
+			continue;
+		char saved = *c;
+		*c = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			rc = -1;
+		*c = saved;
+		if (!saved)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
 static msb_errc file_op(const msb_agent_request *req, msb_buf *reply, msb_error *err)
 {
+	const char *rel;
+	msb_errc rc = req->type == MSB_AGENT_RECLAIM || !req->workdir
+			      ? (rel = req->path, MSB_OK)
+			      : msb_confine_relative(req->path, req->workdir, &rel, err);
+	if (rc != MSB_OK)
+		return rc;
+	msb_agent_request local = *req;
+	local.path = (char *)rel;
+	req = &local;
 	char *workdir = agent_map_path(req->workdir);
 	if (!workdir)
 		return msb_error_set(err, MSB_E_NOMEM, "msb-agent: out of memory");
-	msb_errc rc;
 	if (req->type == MSB_AGENT_RECLAIM) {
 		char *dir = agent_map_path(req->path);
 		rc = dir ? msb_confine_reclaim(dir, workdir, err)
@@ -108,6 +140,12 @@ static msb_errc file_op(const msb_agent_request *req, msb_buf *reply, msb_error 
 	}
 	int root = -1;
 	rc = msb_confine_open_root(workdir, &root, err);
+	struct stat st;
+	if (rc != MSB_OK && req->type == MSB_AGENT_WRITE_FILE && stat(workdir, &st) < 0 &&
+	    errno == ENOENT && make_dirs(workdir) == 0) {
+		msb_error_clear(err);
+		rc = msb_confine_open_root(workdir, &root, err);
+	}
 	free(workdir);
 	if (rc != MSB_OK)
 		return rc;

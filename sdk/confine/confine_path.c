@@ -78,3 +78,24 @@ msb_errc msb_confine_check_path(const char *path, bool allow_root, msb_error *er
 		seg = slash + 1;
 	}
 }
+
+msb_errc msb_confine_relative(const char *path, const char *working_directory, const char **rel,
+			      msb_error *err)
+{
+	*rel = path;
+	if (!path || path[0] != '/' || !working_directory)
+		return MSB_OK;
+	size_t n = strlen(working_directory);
+	while (n > 1 && working_directory[n - 1] == '/')
+		n--;
+	if (n == 1 && working_directory[0] == '/') {
+		*rel = path + 1;
+		return MSB_OK;
+	}
+	if (strncmp(path, working_directory, n) == 0 && (path[n] == '\0' || path[n] == '/')) {
+		*rel = path[n] ? path + n + 1 : "";
+		return MSB_OK;
+	}
+	return msb_error_set(err, MSB_E_VALUE, "path '%s' is outside the working directory '%s'", path,
+			     working_directory);
+}

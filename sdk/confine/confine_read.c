@@ -108,7 +108,8 @@ msb_errc msb_confine_read_file(int root_fd, const char *path, uint64_t max_bytes
 	else if (S_ISDIR(st.st_mode))
 		rc = msb_error_set(err, MSB_E_IS_DIR, "read_file refused '%s': it is a directory", path);
 	else if (!S_ISREG(st.st_mode))
-		rc = msb_error_set(err, MSB_E_VALUE,
+		/* The protocol: a non-regular entry raises the OS error, not the value error. */
+		rc = msb_error_set_errno(err, MSB_E_OS, EINVAL,
 				   "read_file refused '%s': it is not a regular file (a FIFO, socket "
 				   "or device), and only regular files are read",
 				   path);

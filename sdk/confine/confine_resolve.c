@@ -168,7 +168,17 @@ msb_errc confine_fail(int root_fd, const char *op, const char *path, int e, msb_
 {
 	if (e == ELOOP || e == ENOTDIR || e == EXDEV) {
 		char link[PATH_MAX];
-		if (first_link(root_fd, path, link, sizeof link))
+		bool linked = first_link(root_fd, path, link, sizeof link);
+		/*
+		 * The protocol's read of a link at the final component is the OS error a
+		 * no-follow open raises (ELOOP); only a path through a linked parent — a way
+		 * out of the working directory — is the value error.
+		 */
+		if (linked && strcmp(link, path) == 0 && strcmp(op, "read_file") == 0)
+			return msb_error_set_errno(err, MSB_E_OS, ELOOP,
+						   "read_file '%s': it is a symbolic link, which a read "
+						   "never follows", path);
+		if (linked)
 			return msb_error_set(err, MSB_E_VALUE,
 					     "%s refused '%s': '%s' is a symbolic link, and a path "
 					     "through or onto a link could leave the working directory",

@@ -45,6 +45,45 @@ bool msb_node_is_null(const msb_node *node)
 	       strcmp(s, "NULL") == 0;
 }
 
+/* Edit distance, bounded: only "is this within two edits" matters for a suggestion. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return 99;
+	size_t prev[64], cur[64];
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof *prev);
+	}
+	return prev[lb];
+}
+
+const char *msb_node_nearest_key(const char *key, const char *const *allowed)
+{
+	const char *nearest = NULL;
+	size_t best = 3;
+	for (size_t j = 0; allowed[j]; j++) {
+		size_t d = distance(key, allowed[j]);
+		if (d < best) {
+			best = d;
+			nearest = allowed[j];
+		}
+	}
+	/* Failing a near spelling, a key cut short ("egress" for egress_modes) is a likely slip. */
+	for (size_t j = 0; !nearest && allowed[j]; j++)
+		if (strlen(key) >= 4 && strncmp(key, allowed[j], strlen(key)) == 0)
+			nearest = allowed[j];
+	return nearest;
+}
+
 msb_errc msb_node_check_keys(const msb_node *map, const char *const *allowed, msb_error *err)
 {
 	if (!map)
@@ -68,6 +107,11 @@ msb_errc msb_node_check_keys(const msb_node *map, const char *const *allowed, ms
 		msb_node where = *map->pairs[i].value;
 		where.line = map->pairs[i].key_line;
 		where.column = map->pairs[i].key_column;
+		const char *nearest = msb_node_nearest_key(map->pairs[i].key, allowed);
+		if (nearest)
+			return msb_node_error(err, &where, MSB_E_CONFIG,
+					      "unknown key '%s' (did you mean '%s'?; this mapping takes: %s)",
+					      map->pairs[i].key, nearest, known);
 		return msb_node_error(err, &where, MSB_E_CONFIG, "unknown key '%s' (this mapping takes: %s)",
 				      map->pairs[i].key, known);
 	}

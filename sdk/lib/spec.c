@@ -44,6 +44,17 @@ msb_errc msb_spec_validate(const msb_spec *spec, msb_error *err)
 	if (!spec->work_dir || spec->work_dir[0] != '/')
 		return msb_error_set(err, MSB_E_VALUE, "spec '%s': work_dir '%s' is not an absolute guest path",
 				     kind, spec->work_dir ? spec->work_dir : "");
+	/* A '.' or '..' segment reaches a plugin unchanged and names a directory other than the
+	 * one spelled ("/msb/../../../root" is /root): one spelling per directory. */
+	for (const char *p = spec->work_dir; *p;) {
+		const char *seg = p + (*p == '/');
+		size_t len = strcspn(seg, "/");
+		if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
+			return msb_error_set(err, MSB_E_VALUE,
+					     "spec '%s': work_dir '%s' has a '%.*s' segment; a work_dir is "
+					     "spelled without '.' or '..'", kind, spec->work_dir, (int)len, seg);
+		p = seg + len;
+	}
 	if ((int)spec->egress < 0 || spec->egress >= MSB_EGRESS__COUNT)
 		return msb_error_set(err, MSB_E_VALUE, "spec '%s': egress %d is not an egress mode", kind, (int)spec->egress);
 	if (spec->egress_allow && spec->egress_allow[0] && spec->egress != MSB_EGRESS_ALLOWLIST)

@@ -70,3 +70,10 @@ tests_agent_forged_agent_SOURCES = tests/agent/forged_agent.c $(MSB_AGENT_PROTO_
 	sdk/lib/error.c sdk/lib/buf.c
 tests_agent_forged_agent_CFLAGS = $(WARN_CFLAGS)
 tests_agent_forged_agent_LDFLAGS = -all-static
+
+# msb_launch_agent's failure reports (the launch every namespace boundary shares).
+check_PROGRAMS += tests/agent/test_launch
+TESTS += tests/agent/test_launch
+tests_agent_test_launch_SOURCES = tests/agent/test_launch.c
+tests_agent_test_launch_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_agent_test_launch_LDADD = $(AGENT_TEST_LDADD)

@@ -85,7 +85,7 @@ run "$msb"; expect_status 2 "no command"
 run "$msb" frobnicate; expect_status 2 "unknown command"; expect_err "unknown command 'frobnicate'" "unknown command"
 run "$msb" --help; expect_status 0 "--help"; expect_out "check" "--help lists commands"
 run "$msb" --version; expect_status 0 "--version"; expect_out "plugin ABI 27" "--version"
-for c in check plugins route exec run-code put get ls rm collect dispose; do
+for c in check plugins route exec run-code put get ls rm stat reclaim collect dispose; do
 	run "$msb" "$c" --help; expect_status 0 "$c --help"; expect_out "usage: msb" "$c --help"
 done
 run "$msb" -c "$cfg" exec shell -- true; expect_status 2 "exec without --scope/--thread"
@@ -433,6 +433,31 @@ lines" "n/back\\slash" "n/csi$(printf "\302\233")1"'
 		# Guest bytes that are not UTF-8 still make valid JSON: \u00XX per stray byte.
 		run "$msb" -c "$b" --json exec shell $k -- printf 'a\377\001"\n'
 		expect_out '"stdout": "a\u00ff\u0001\"\n"' "rt exec --json escapes bytes"
+		# ... and the exact bytes ride beside, base64, so a JSON reader loses nothing.
+		expect_out '"stdout_base64": "Yf8BIgo="' "rt exec --json carries non-UTF-8 bytes losslessly"
+		run "$msb" -c "$b" --json exec shell $k -- printf 'caf\303\251'
+		grep -q 'stdout_base64' "$tmp/out" && fail "rt exec --json: base64 beside valid UTF-8: $(cat "$tmp/out")"
+		run "$msb" -c "$b" exec shell $k -- sh -c 'printf "\377\376x" > bin.dat'
+		run "$msb" -c "$b" --json get shell $k bin.dat; expect_status 0 "rt get --json binary"
+		expect_out '"content_base64": "//54"' "rt get --json carries non-UTF-8 bytes losslessly"
+		# stat: kind and size, links not followed; absent is exit 1.
+		run "$msb" -c "$b" stat shell $k dir/a.txt; expect_status 0 "rt stat"; expect_out "file               6  dir/a.txt" "rt stat"
+		run "$msb" -c "$b" --json stat shell $k dir; expect_out '{"path": "dir", "found": true, "kind": "directory"' "rt stat --json"
+		run "$msb" -c "$b" stat shell $k no-such; expect_status 1 "rt stat absent"; expect_err "no-such: not found" "rt stat absent"
+		# get --max-bytes: a file over it is refused, never truncated; over the spec's cap is refused.
+		run "$msb" -c "$b" get shell $k --max-bytes 3 dir/a.txt; expect_status 1 "rt get --max-bytes"
+		expect_error_line SandboxTransferCapExceeded "rt get --max-bytes refuses, never truncates"
+		[ -s "$tmp/out" ] && fail "rt get --max-bytes printed bytes: $(cat "$tmp/out")"
+		run "$msb" -c "$b" get shell $k --max-bytes 6 dir/a.txt; expect_status 0 "rt get --max-bytes at the size"
+		run "$msb" -c "$b" get shell $k --max-bytes 1TiB dir/a.txt; expect_status 1 "rt get --max-bytes over the spec"
+		expect_error_line SandboxTransferLimitsNotPermitted "rt get --max-bytes over the spec's cap"
+		run "$msb" -c "$b" get shell $k --max-bytes nope dir/a.txt; expect_status 2 "rt get --max-bytes not a size"
+		# reclaim: a tree goes; a missing one is success.
+		run "$msb" -c "$b" exec shell $k -- sh -c 'mkdir -p run/x/y && touch run/x/y/z'
+		run "$msb" -c "$b" reclaim shell $k /msb/work/run; expect_status 0 "rt reclaim"
+		run "$msb" -c "$b" stat shell $k run; expect_status 1 "rt reclaim removed the tree"
+		run "$msb" -c "$b" --json reclaim shell $k /msb/work/run; expect_status 0 "rt reclaim missing is success"
+		expect_out '{"reclaimed": "/msb/work/run"}' "rt reclaim --json"
 		echo 'from stdin' | "$msb" -c "$b" exec shell $k --stdin -- cat >"$tmp/out" 2>"$tmp/err"; status=$?
 		expect_status 0 "rt exec --stdin"; expect_out "from stdin" "rt exec --stdin"
 		run "$msb" -c "$b" exec shell $k --timeout 0.5 -- sleep 5; expect_status 124 "rt exec timeout"

@@ -53,7 +53,11 @@
 #define DEFECT_HANG 16           /* read_file never returns */
 #define DEFECT_RACY_ACQUIRE 17   /* acquire checks its registry, then writes it, unlocked */
 #define DEFECT_EXIT 18           /* stat_file ends the process with exit(3) */
-#define DEFECT_BUFFERED_STREAM 19 /* has exec_stream, but delivers everything at the end */
+#define DEFECT_SHARE_THREADS 19  /* two conversations (thread ids) share one sandbox */
+#define DEFECT_RUN_CODE_NO_TIMEOUT 20 /* run_code drops the caller's timeout */
+#define DEFECT_CLEAR_TRUNCATION 21 /* output capped, truncation flags cleared */
+#define DEFECT_WRITE_FOLLOWS_LINK 22 /* write_file opens the naive way, following a link */
+#define DEFECT_BUFFERED_STREAM 23 /* has exec_stream, but delivers everything at the end */
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -98,7 +102,8 @@ static uint64_t fnv(uint64_t h, const char *s)
 static uint64_t key_hash(const msb_key *key)
 {
 	uint64_t h = fnv(14695981039346656037u, key->scope);
-	h = fnv(h, key->thread_id);
+	if (FIXTURE_DEFECT != DEFECT_SHARE_THREADS)
+		h = fnv(h, key->thread_id);
 	h = fnv(h, key->agent_dir);
 	if (FIXTURE_DEFECT != DEFECT_LEAK_CALLS)
 		h = fnv(h, key->call_id);
@@ -527,6 +532,8 @@ static msb_errc run_argv(msb_sandbox_handle *h, const char *const *argv, const c
 	waitpid(pid, &status, 0);
 	close(pout[0]);
 	close(perr[0]);
+	if (FIXTURE_DEFECT == DEFECT_CLEAR_TRUNCATION)
+		res->out_truncated = res->err_truncated = false; /* the lie: cut, and not said */
 	if (WIFSIGNALED(status)) {
 		res->term_signal = WTERMSIG(status);
 		res->exit_code = 128 + res->term_signal;
@@ -552,10 +559,32 @@ static msb_errc fx_run_code(msb_sandbox_handle *h, const char *code, double time
 		return msb_buf_append(&res->out, "rc-42-canned\n", 13, err);
 	}
 	const char *argv[] = { "sh", "-c", code, NULL };
+	if (FIXTURE_DEFECT == DEFECT_RUN_CODE_NO_TIMEOUT)
+		timeout = 0; /* the lie: the caller's bound is dropped on the way */
 	return run_argv(h, argv, NULL, timeout, 0, NULL, 0, res, err);
 }
 
 /* ---- files ----------------------------------------------------------------------------- */
+
+/* An absolute path inside the working directory is the relative one (the protocol's rule). */
+#define RELATIVE(h, path, wd, err)                                                        \
+	do {                                                                              \
+		msb_errc rel_rc_ = msb_confine_relative(path, (wd) ? (wd) : (h)->work_dir, &(path), err); \
+		if (rel_rc_ != MSB_OK)                                                    \
+			return rel_rc_;                                                   \
+	} while (0)
+
+/* mkdir -p of a host path (a write creates its working directory: caller-creates). */
+static void make_dirs(char *p)
+{
+	for (char *c = p + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			mkdir(p, 0755);
+			*c = '/';
+		}
+	mkdir(p, 0755);
+}
 
 static msb_errc open_wd(msb_sandbox_handle *h, const char *wd, int *fd, msb_error *err)
 {
@@ -568,18 +597,6 @@ static msb_errc open_wd(msb_sandbox_handle *h, const char *wd, int *fd, msb_erro
 	return msb_confine_open_root(host, fd, err);
 }
 
-static msb_errc fx_write_file(msb_sandbox_handle *h, const char *path, const void *data, size_t len,
-			      const char *wd, msb_error *err)
-{
-	int fd;
-	msb_errc rc = open_wd(h, wd, &fd, err);
-	if (rc != MSB_OK)
-		return rc;
-	rc = msb_confine_write_file(fd, path, data, len, MSB_CONFINE_CREATE_PARENTS, err);
-	close(fd);
-	return rc;
-}
-
 /* DEFECT_FOLLOW_SYMLINK: the path checked lexically, then opened the naive way. */
 static msb_errc naive_path(msb_sandbox_handle *h, const char *path, const char *wd, char *host,
 			   size_t size, msb_error *err)
@@ -590,9 +607,46 @@ static msb_errc naive_path(msb_sandbox_handle *h, const char *path, const char *
 	return rc;
 }
 
+static msb_errc fx_write_file(msb_sandbox_handle *h, const char *path, const void *data, size_t len,
+			      const char *wd, msb_error *err)
+{
+	RELATIVE(h, path, wd, err);
+	int fd;
+	msb_errc rc = open_wd(h, wd, &fd, err);
+	if (rc != MSB_OK && wd && wd[0] == '/' && FIXTURE_DEFECT != DEFECT_IGNORE_WD) {
+		char host[HOST_MAX];
+		snprintf(host, sizeof(host), "%s%s", h->fs, wd);
+		struct stat st;
+		if (stat(host, &st) != 0 && errno == ENOENT) {
+			make_dirs(host);
+			msb_error_clear(err);
+			rc = open_wd(h, wd, &fd, err);
+		}
+	}
+	if (rc != MSB_OK)
+		return rc;
+	if (FIXTURE_DEFECT == DEFECT_WRITE_FOLLOWS_LINK) {
+		/* The lie: a host-side write checked lexically, then opened the naive way. */
+		close(fd);
+		char host[PATH_MAX * 3];
+		if ((rc = naive_path(h, path, wd, host, sizeof(host), err)) != MSB_OK)
+			return rc;
+		FILE *f = fopen(host, "w");
+		if (!f)
+			return msb_error_set_errno(err, MSB_E_OS, errno, "fixture: %s", host);
+		fwrite(data, 1, len, f);
+		fclose(f);
+		return MSB_OK;
+	}
+	rc = msb_confine_write_file(fd, path, data, len, MSB_CONFINE_CREATE_PARENTS, err);
+	close(fd);
+	return rc;
+}
+
 static msb_errc fx_stat_file(msb_sandbox_handle *h, const char *path, const char *wd,
 			     msb_entry *entry, bool *found, msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	if (FIXTURE_DEFECT == DEFECT_CRASH)
 		abort(); /* what the supervisor in `msb conformance` must survive and name */
 	if (FIXTURE_DEFECT == DEFECT_EXIT)
@@ -621,6 +675,7 @@ static msb_errc fx_stat_file(msb_sandbox_handle *h, const char *path, const char
 static msb_errc fx_read_file(msb_sandbox_handle *h, const char *path, const char *wd,
 			     uint64_t max_bytes, msb_buf *out, msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	while (FIXTURE_DEFECT == DEFECT_HANG)
 		pause(); /* never returns: the supervisor's --case-timeout must end it */
 	if (FIXTURE_DEFECT == DEFECT_FOLLOW_SYMLINK || FIXTURE_DEFECT == DEFECT_TRUNCATE_READ) {
@@ -649,6 +704,7 @@ static msb_errc fx_read_file(msb_sandbox_handle *h, const char *path, const char
 static msb_errc fx_list_dir(msb_sandbox_handle *h, const char *path, const char *wd,
 			    msb_entry_list *out, msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	int fd;
 	msb_errc rc = open_wd(h, wd, &fd, err);
 	if (rc != MSB_OK)
@@ -661,6 +717,7 @@ static msb_errc fx_list_dir(msb_sandbox_handle *h, const char *path, const char 
 static msb_errc fx_remove(msb_sandbox_handle *h, const char *path, const char *wd, bool recursive,
 			  msb_error *err)
 {
+	RELATIVE(h, path, wd, err);
 	int fd;
 	msb_errc rc = open_wd(h, wd, &fd, err);
 	if (rc != MSB_OK)

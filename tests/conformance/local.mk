@@ -135,3 +135,55 @@ EXTRA_DIST += tests/conformance/walkthrough.sh
 # `msb conformance` as a command: statuses, --config, --suite, --json, --tap, refusals.
 TESTS += tests/conformance/cli.sh
 EXTRA_DIST += tests/conformance/cli.sh
+
+# The container fixture (fixture_container.c): honest, and once per defect the rung and
+# disposal suites must catch.
+check_LTLIBRARIES += tests/conformance/conf_container.la tests/conformance/conf_ct_lying_dispose.la \
+	tests/conformance/conf_ct_guest_dispose.la tests/conformance/conf_ct_host_root.la \
+	tests/conformance/conf_ct_no_pidns.la tests/conformance/conf_ct_leak_fd.la
+tests_conformance_conf_container_la_SOURCES = tests/conformance/fixture_container.c
+tests_conformance_conf_container_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NAME=\"conf_container\"
+tests_conformance_conf_container_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_container_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+tests_conformance_conf_ct_lying_dispose_la_SOURCES = tests/conformance/fixture_container.c
+tests_conformance_conf_ct_lying_dispose_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NAME=\"conf_ct_lying_dispose\" -DCONTAINER_DEFECT=1
+tests_conformance_conf_ct_lying_dispose_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_ct_lying_dispose_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+tests_conformance_conf_ct_guest_dispose_la_SOURCES = tests/conformance/fixture_container.c
+tests_conformance_conf_ct_guest_dispose_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NAME=\"conf_ct_guest_dispose\" -DCONTAINER_DEFECT=2
+tests_conformance_conf_ct_guest_dispose_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_ct_guest_dispose_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+tests_conformance_conf_ct_host_root_la_SOURCES = tests/conformance/fixture_container.c
+tests_conformance_conf_ct_host_root_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NAME=\"conf_ct_host_root\" -DCONTAINER_DEFECT=3
+tests_conformance_conf_ct_host_root_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_ct_host_root_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+tests_conformance_conf_ct_no_pidns_la_SOURCES = tests/conformance/fixture_container.c
+tests_conformance_conf_ct_no_pidns_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NAME=\"conf_ct_no_pidns\" -DCONTAINER_DEFECT=4
+tests_conformance_conf_ct_no_pidns_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_ct_no_pidns_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+tests_conformance_conf_ct_leak_fd_la_SOURCES = tests/conformance/fixture_container.c
+tests_conformance_conf_ct_leak_fd_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NAME=\"conf_ct_leak_fd\" -DCONTAINER_DEFECT=5
+tests_conformance_conf_ct_leak_fd_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_ct_leak_fd_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+# Four more of the defects the issue 19 trial planted, each caught by the case meant for it.
+check_LTLIBRARIES += tests/conformance/conf_share_threads.la
+tests_conformance_conf_share_threads_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_share_threads_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=19 -DFIXTURE_NAME=\"conf_share_threads\"
+tests_conformance_conf_share_threads_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_share_threads_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+check_LTLIBRARIES += tests/conformance/conf_run_code_no_timeout.la
+tests_conformance_conf_run_code_no_timeout_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_run_code_no_timeout_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=20 -DFIXTURE_NAME=\"conf_run_code_no_timeout\"
+tests_conformance_conf_run_code_no_timeout_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_run_code_no_timeout_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+check_LTLIBRARIES += tests/conformance/conf_clear_truncation.la
+tests_conformance_conf_clear_truncation_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_clear_truncation_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=21 -DFIXTURE_NAME=\"conf_clear_truncation\"
+tests_conformance_conf_clear_truncation_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_clear_truncation_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+check_LTLIBRARIES += tests/conformance/conf_write_follows_link.la
+tests_conformance_conf_write_follows_link_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_write_follows_link_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=22 -DFIXTURE_NAME=\"conf_write_follows_link\"
+tests_conformance_conf_write_follows_link_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_write_follows_link_la_LIBADD = $(CONF_FIXTURE_LIBADD)

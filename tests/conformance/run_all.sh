@@ -18,6 +18,17 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/msb-conf-all-XXXXXX") || exit 1
 trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"; msb_cg_clean' EXIT
 trap 'exit 1' INT TERM
 
+# The kit's own probe program, carried into every guest by the rung and egress suites.
+MSB_CONFORMANCE_PROBE=${MSB_CONFORMANCE_PROBE:-$B/core/conformance/msb-probe}
+export MSB_CONFORMANCE_PROBE
+
+# Known failures of a shipped backend, each found by the rung probes and owned elsewhere:
+# printed as XFAIL with the reason, never counted as a pass; one that starts passing is an
+# XPASS that fails the run, so the entry cannot outlive its fix.
+# None today: process's address-space-apart and other-sandbox-apart pass since it gives each
+# sandbox its own uid and a private /proc (issue 17). Add one as
+#   known_<backend>="rung/<case> …"   with the reason and the owner in a comment.
+
 ran=0 failed=0 skipped=0
 wanted=${*:-inprocess process bwrap gvisor qemu}
 want() {
@@ -47,7 +58,21 @@ conform() {
 	rc=$?
 	cat "$WORK/$name.tap"
 	ran=$((ran + 1))
-	if [ $rc -ne 0 ] || grep -q '^not ok' "$WORK/$name.tap"; then
+	eval "known=\${known_$name:-}"
+	for k in $known; do
+		if grep -q "^not ok [0-9]* - $k\$" "$WORK/$name.tap"; then
+			echo "XFAIL $name: $k (a known failure, see run_all.sh)"
+			sed -i "\|^not ok [0-9]* - $k\$|d" "$WORK/$name.tap"
+			[ $rc -eq 1 ] && rc=0
+		elif grep -q "^ok [0-9]* - $k\$" "$WORK/$name.tap"; then
+			echo "XPASS $name: $k passes now: remove it from run_all.sh's known failures"
+			rc=1
+		fi
+	done
+	if grep -q '^not ok' "$WORK/$name.tap"; then
+		rc=1
+	fi
+	if [ $rc -ne 0 ]; then
 		echo "FAIL $name: msb conformance exited $rc"
 		failed=$((failed + 1))
 	else

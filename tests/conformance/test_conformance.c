@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include <unistd.h>
-
 #include <msb/config.h>
 #include <msb/conformance.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "msb_test.h"
 
@@ -94,12 +94,14 @@ static void test_good_fixture_passes_every_case(void **state)
 	 */
 	for (size_t i = 0; i < r->len; i++)
 		if (r->cases[i].outcome == MSB_CONFORMANCE_NOT_APPLICABLE &&
-		    strcmp(r->cases[i].suite, "egress") != 0 &&
+		    strcmp(r->cases[i].suite, "egress") != 0 && strcmp(r->cases[i].suite, "rung") != 0 &&
 		    /* No exec_stream here: run_all.sh holds the agent-backed plugins to it. */
 		    strcmp(r->cases[i].suite, "stream") != 0)
 			fail_msg("%s/%s not applicable: %s", r->cases[i].suite, r->cases[i].name,
 				 r->cases[i].reason);
 	assert_outcome(r, "egress", "allowlist-listed-answers", MSB_CONFORMANCE_NOT_APPLICABLE);
+	/* Rung none: no boundary, so nothing of the rung suite is claimed (the container fixture's). */
+	assert_outcome(r, "rung", "no-host-fds", MSB_CONFORMANCE_NOT_APPLICABLE);
 	static const char *const must_pass[][2] = {
 		{ "exec", "argv-verbatim" },          { "exec", "timeout-kills-tree" },
 		{ "exec", "working-directory" },
@@ -163,6 +165,10 @@ static const struct {
 	{ "conf_racy_acquire", "scope", "acquire-race-one-sandbox", "not in racer 0's sandbox" },
 	{ "conf_allowlist_shut", "egress", "allowlist-listed-answers", "confines more" },
 	{ "conf_buffered_stream", "stream", "seen-before-it-ends", "s before" },
+	{ "conf_share_threads", "scope", "conversations-apart", "is visible in thread" },
+	{ "conf_run_code_no_timeout", "run_code", "timeout", "timed_out false" },
+	{ "conf_clear_truncation", "exec", "output-cap", "out_truncated=0" },
+	{ "conf_write_follows_link", "files", "write-refuses-onto-link", "it succeeded" },
 };
 
 /* Whether this machine lets a process make a network namespace (the fixture's closed egress). */
@@ -338,9 +344,130 @@ static void test_json_escapes_non_utf8(void **state)
 	free(json);
 }
 
+/* ---- the container fixture (fixture_container.c): root only ------------------------- */
+
+/* A run of a container fixture with a fresh state dir and the in-tree agent. */
+static msb_conformance_report *run_container(const char *name, const char *const *suites)
+{
+	char dir[] = "/tmp/msb-conf-ct-XXXXXX", yaml[512];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	int n = snprintf(yaml, sizeof yaml, "state_dir: %s/state\nagent: %s/sdk/agent/msb-agent\n", dir,
+			 MSB_TOP_BUILDDIR);
+	msb_config_doc *doc = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_config_doc_parse(yaml, (size_t)n, "container.yaml", &doc, &err), MSB_OK);
+	msb_conformance_options opts = MSB_CONFORMANCE_OPTIONS_INIT;
+	opts.suites = suites;
+	opts.run_code_language = "sh";
+	msb_conformance_report *report = NULL;
+	char so[512];
+	snprintf(so, sizeof so, MSB_TOP_BUILDDIR "/tests/conformance/.libs/%s.so", name);
+	msb_errc rc = msb_conformance_run_file(so, msb_config_doc_root(doc), &opts, &report, &err);
+	if (rc != MSB_OK)
+		fprintf(stderr, "conformance run of %s: %s\n", name, msb_error_message(&err));
+	assert_int_equal(rc, MSB_OK);
+	msb_config_doc_free(doc);
+	msb_error_clear(&err);
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "chmod -R u+w %s 2>/dev/null; rm -rf %s", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	return report;
+}
+
+static bool container_possible(void)
+{
+	return geteuid() == 0 && system("unshare -m -p -n -f true >/dev/null 2>&1") == 0;
+}
+
+/* The honest container passes every case, the rung probes included: none skipped. */
+static void test_container_fixture_passes(void **state)
+{
+	(void)state;
+	if (!container_possible()) {
+		fprintf(stderr, "SKIP: the container fixture needs root and namespaces\n");
+		skip();
+	}
+	msb_conformance_report *r = run_container("conf_container", NULL);
+	if (msb_conformance_report_count(r, MSB_CONFORMANCE_FAIL) ||
+	    msb_conformance_report_count(r, MSB_CONFORMANCE_SKIP))
+		msb_conformance_report_write_text(r, stderr);
+	assert_int_equal(msb_conformance_report_count(r, MSB_CONFORMANCE_FAIL), 0);
+	assert_int_equal(msb_conformance_report_count(r, MSB_CONFORMANCE_SKIP), 0);
+	static const char *const rung_cases[] = { "address-space-apart", "no-host-fds",
+		"other-sandbox-apart", "own-pid-namespace", "own-mount-namespace", "no-capabilities",
+		"no-new-privs", "own-network-namespace", "limits-hold", NULL };
+	for (size_t i = 0; rung_cases[i]; i++) {
+		assert_outcome(r, "rung", rung_cases[i], MSB_CONFORMANCE_PASS);
+		/* A passed probe still says what it attempted and found. */
+		assert_non_null(msb_conformance_report_find(r, "rung", rung_cases[i])->reason);
+	}
+	assert_outcome(r, "rung", "own-kernel-instance", MSB_CONFORMANCE_NOT_APPLICABLE);
+	msb_conformance_report_free(r);
+}
+
+static const struct {
+	const char *fixture, *suite, *name, *seen_word;
+} container_caught[] = {
+	{ "conf_ct_lying_dispose", "disposal", "dispose-leaves-nothing", "SandboxUnclean" },
+	{ "conf_ct_guest_dispose", "disposal", "failed-dispose-reported", "SandboxUnclean" },
+	{ "conf_ct_host_root", "rung", "own-mount-namespace", "created /usr/ro-probe" },
+	{ "conf_ct_no_pidns", "rung", "own-pid-namespace", "the guest sees the host's process" },
+	{ "conf_ct_leak_fd", "rung", "no-host-fds", "is open inside" },
+};
+#define N_CONTAINER_CAUGHT (sizeof(container_caught) / sizeof(container_caught[0]))
+
+/*
+ * A container that leaves its guest the host's root with every capability still hands its
+ * commands none: msb-agent empties the bounding set before it serves (sdk/agent/harden.c,
+ * issue 17), so rung/no-capabilities passes even there — the defect is caught by
+ * own-mount-namespace instead (container_caught above).
+ */
+static void test_agent_drops_a_host_roots_capabilities(void **state)
+{
+	(void)state;
+	if (!container_possible()) {
+		fprintf(stderr, "SKIP: the container fixture needs root and namespaces\n");
+		skip();
+	}
+	const char *suites[] = { "rung", NULL };
+	msb_conformance_report *r = run_container("conf_ct_host_root", suites);
+	const msb_conformance_case *c = msb_conformance_report_find(r, "rung", "no-capabilities");
+	assert_non_null(c);
+	if (c->outcome != MSB_CONFORMANCE_PASS || !c->reason ||
+	    !strstr(c->reason, "CapEff 0000000000000000") || !strstr(c->reason, "uid 0 ")) {
+		msb_conformance_report_write_text(r, stderr);
+		fail_msg("conf_ct_host_root: rung/no-capabilities did not pass as uid 0 with CapEff 0");
+	}
+	msb_conformance_report_free(r);
+}
+
+static void test_container_defect_caught(void **state)
+{
+	size_t i = (size_t)(uintptr_t)*state;
+	if (!container_possible()) {
+		fprintf(stderr, "SKIP: the container fixture needs root and namespaces\n");
+		skip();
+	}
+	const char *suites[] = { container_caught[i].suite, NULL };
+	msb_conformance_report *r = run_container(container_caught[i].fixture, suites);
+	const msb_conformance_case *c =
+		msb_conformance_report_find(r, container_caught[i].suite, container_caught[i].name);
+	assert_non_null(c);
+	if (c->outcome != MSB_CONFORMANCE_FAIL || !c->seen || !strstr(c->seen, container_caught[i].seen_word)) {
+		msb_conformance_report_write_text(r, stderr);
+		fail_msg("%s: %s/%s did not fail with \"%s\"", container_caught[i].fixture,
+			 container_caught[i].suite, container_caught[i].name, container_caught[i].seen_word);
+	}
+	assert_non_null(c->expected);
+	msb_conformance_report_free(r);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[32];
+	/* The kit's probe program, as this build tree has it (make install puts it in libexec). */
+	setenv("MSB_CONFORMANCE_PROBE", MSB_TOP_BUILDDIR "/core/conformance/msb-probe", 0);
+	struct CMUnitTest tests[48];
 	size_t n = 0;
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_good_fixture_passes_every_case);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_undeclared_is_not_applicable);
@@ -357,6 +484,16 @@ int main(void)
 		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_broken_fixture_caught,
 									(void *)(uintptr_t)i);
 		tests[n++].name = names[i];
+	}
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_container_fixture_passes);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_agent_drops_a_host_roots_capabilities);
+	static char ct_names[N_CONTAINER_CAUGHT][128];
+	for (size_t i = 0; i < N_CONTAINER_CAUGHT; i++) {
+		snprintf(ct_names[i], sizeof(ct_names[i]), "caught: %s by %s/%s", container_caught[i].fixture,
+			 container_caught[i].suite, container_caught[i].name);
+		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_container_defect_caught,
+									(void *)(uintptr_t)i);
+		tests[n++].name = ct_names[i];
 	}
 	return _cmocka_run_group_tests("conformance", tests, n, NULL, NULL);
 }

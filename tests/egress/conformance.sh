@@ -7,6 +7,9 @@
 set -u
 top_builddir=${MSB_TOP_BUILDDIR:-$(pwd)}
 msb=$top_builddir/core/cli/msb
+# The kit's own probe program, carried into the guest by the closed case (as run_all.sh does).
+MSB_CONFORMANCE_PROBE=${MSB_CONFORMANCE_PROBE:-$top_builddir/core/conformance/msb-probe}
+export MSB_CONFORMANCE_PROBE
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
 	echo "SKIP: the kit's link-local peers need root and iproute2"; exit 77
 fi

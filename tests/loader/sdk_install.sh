@@ -24,10 +24,25 @@ libdir=$prefix/lib
 # A private build of the libraries, headers and .pc files: installing from the shared build
 # tree would make libtool relink its libraries in place while other tests are running them.
 # A nested make must not inherit the test harness's jobserver.
+#
+# A source tree configured in place (`./configure && make && make check`, the README's
+# "Building by hand") refuses a second, out-of-tree configure ("source directory already
+# configured"): the private build is then made from a copy of the distributed sources
+# (`make distdir`), which is what a tarball would hold.
+src=$MSB_TOP_SRCDIR
+if [ -f "$MSB_TOP_SRCDIR/config.status" ]; then
+	src="$tmp/src"
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$MSB_TOP_BUILDDIR" distdir \
+		distdir="$src" >"$tmp/distdir.log" 2>&1 || {
+		cat "$tmp/distdir.log"
+		echo "FAIL: make distdir (for a private build beside an in-place one) failed"
+		exit 1
+	}
+fi
 mkdir "$tmp/build"
 (
 	cd "$tmp/build" &&
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MSB_TOP_SRCDIR/configure" -q CC="$cc" \
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$src/configure" -q CC="$cc" \
 		--prefix="$prefix" --libdir="$libdir" \
 		--enable-sanitizers="${sanitizers:-no}" &&
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 install-libLTLIBRARIES \
@@ -54,6 +69,8 @@ cat >"$tmp/outoftree.c" <<'PLUGIN'
 #include <msb/driver.h>
 #include <msb/error.h>
 #include <msb/image.h>
+#include <msb/launch.h>
+#include <msb/mount_plan.h>
 #include <msb/node.h>
 #include <msb/spawn.h>
 #include <msb/types.h>

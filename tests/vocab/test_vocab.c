@@ -213,6 +213,22 @@ static void spec_other_refusals(void **state)
 	spec.work_dir = "relative";
 	assert_int_equal(msb_spec_validate(&spec, &err), MSB_E_VALUE);
 	assert_message_has(&err, "work_dir 'relative'");
+	/* '.' and '..' segments never reach a plugin: "/msb/../../../root" is /root. */
+	const char *dotted[] = { "/msb/../../../root", "/msb/./work", "/..", "/msb/work/." };
+	for (size_t i = 0; i < sizeof dotted / sizeof *dotted; i++) {
+		msb_spec_init(&spec, "k");
+		spec.work_dir = dotted[i];
+		assert_int_equal(msb_spec_validate(&spec, &err), MSB_E_VALUE);
+		assert_message_has(&err, "a work_dir is spelled without '.' or '..'");
+	}
+	msb_spec_init(&spec, "k");
+	spec.work_dir = "/msb/..work/.x";
+	assert_int_equal(msb_spec_validate(&spec, &err), MSB_OK);
+	/* A config: typo is told the key it was near. */
+	static const char *const keys[] = { "state_dir", "start_timeout", NULL };
+	assert_string_equal(msb_node_nearest_key("stat_dir", keys), "state_dir");
+	assert_string_equal(msb_node_nearest_key("start", keys), "start_timeout");
+	assert_null(msb_node_nearest_key("nothing_like", keys));
 	msb_spec_init(&spec, "k");
 	spec.min_isolation = 7;
 	assert_int_equal(msb_spec_validate(&spec, &err), MSB_E_VALUE);
@@ -317,7 +333,7 @@ static void node_reads_are_typed_and_positioned(void **state)
 	msb_node typo_map = { .kind = MSB_NODE_MAP, .file = "sandbox.yaml", .path = "x", .len = 1, .pairs = typo_pairs };
 	assert_int_equal(msb_node_check_keys(&typo_map, MSB_WORDS("size", "flag"), &err), MSB_E_CONFIG);
 	assert_string_equal(msb_error_message(&err),
-			    "sandbox.yaml:6:3: x.sise: unknown key 'sise' (this mapping takes: size, flag)");
+			    "sandbox.yaml:6:3: x.sise: unknown key 'sise' (did you mean 'size'?; this mapping takes: size, flag)");
 	msb_error_clear(&err);
 }
 

@@ -51,6 +51,14 @@ msb_errc msb_confine_open_root(const char *directory, int *root_fd, msb_error *e
  * Lexical check alone: MSB_OK when `path` is a relative path these helpers would look up.
  * `allow_root` admits "" and "." (listing or stat-ing the working directory itself).
  */
+/*
+ * The protocol resolves a path against the working directory and refuses only what escapes:
+ * an absolute `path` inside `working_directory` (or equal to it) is the relative path it
+ * names there (*rel points into `path`; "" for the directory itself); a relative path is
+ * left as it is; any other absolute path is refused (MSB_E_VALUE) as outside it.
+ */
+msb_errc msb_confine_relative(const char *path, const char *working_directory, const char **rel,
+			      msb_error *err);
 msb_errc msb_confine_check_path(const char *path, bool allow_root, msb_error *err);
 
 /* msb_confine_write_file flags. */

@@ -200,7 +200,12 @@ bool msb_driver_pid_running(pid_t pid);
 void msb_driver_sandbox_name(const char *state_dir, const msb_key *key, const char *kind,
 			     char name[36]);
 
-/* The backend operations, with the contract's signatures. */
+/*
+ * The backend operations, with the contract's signatures. acquire of a key whose sandbox is
+ * there but dead replaces it when its work dir is empty, and refuses the key with
+ * MSB_E_UNCLEAN (SandboxUnclean) while the work dir still holds what it left: only a
+ * dispose clears that, so a dispose that did not land stays visible.
+ */
 void msb_driver_fini(msb_backend_instance *self);
 msb_errc msb_driver_acquire(msb_backend_instance *self, const msb_key *key, const msb_spec *spec,
 			    msb_sandbox_handle **sandbox, msb_error *err);

@@ -55,6 +55,11 @@ bool msb_node_is_null(const msb_node *node);
  * keys the map takes: a typo must never read as "not stated".
  */
 msb_errc msb_node_check_keys(const msb_node *map, const char *const *allowed, msb_error *err);
+/*
+ * The allowed key a typo most likely meant (within two edits, or `key` cut short), or NULL:
+ * what msb_node_check_keys and sandbox.yaml's own checks suggest.
+ */
+const char *msb_node_nearest_key(const char *key, const char *const *allowed);
 
 /*
  * Typed reads. Each takes the map and a key; an absent key leaves *out as it was (the
