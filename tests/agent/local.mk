@@ -17,6 +17,13 @@ tests_agent_test_agent_stream_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_agent_test_agent_stream_LDADD = $(AGENT_TEST_LDADD)
 tests_agent_test_agent_stream_DEPENDENCIES = $(AGENT_TEST_DEPS)
 
+check_PROGRAMS += tests/agent/test_agent_background
+TESTS += tests/agent/test_agent_background
+tests_agent_test_agent_background_SOURCES = tests/agent/test_agent_background.c tests/agent/agent_fixture.h
+tests_agent_test_agent_background_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_agent_test_agent_background_LDADD = $(AGENT_TEST_LDADD)
+tests_agent_test_agent_background_DEPENDENCIES = $(AGENT_TEST_DEPS)
+
 check_PROGRAMS += tests/agent/test_agent_proto tests/agent/test_agent_listen
 TESTS += tests/agent/test_agent_proto tests/agent/test_agent_listen
 tests_agent_test_agent_proto_SOURCES = tests/agent/test_agent_proto.c tests/agent/fake_agent.h
