@@ -55,8 +55,8 @@ tests_agent_fuzz_agent_reply_replay_LDADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 
 # libFuzzer targets for the decoder and the client, on demand only: `make fuzz-agent` (clang +
 # libFuzzer). The client's is linked from the SDK's own sources, for coverage.
-FUZZ_AGENT_SRCS = tests/agent/fuzz_agent_decode.c sdk/agent/proto.c sdk/agent/request.c \
-	sdk/lib/error.c sdk/lib/buf.c
+FUZZ_AGENT_SRCS = tests/agent/fuzz_agent_decode.c $(MSB_AGENT_PROTO_SOURCES) \
+	sdk/lib/error.c sdk/lib/buf.c sdk/lib/env.c
 CLEANFILES += tests/agent/fuzz_agent_decode tests/agent/fuzz_agent_reply
 fuzz-agent: $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%) $(top_srcdir)/tests/agent/fuzz_agent_reply.c
 	@mkdir -p tests/agent
