@@ -84,6 +84,8 @@ typedef struct agent_bg_state {
 	int32_t status;              /* its wait status, once !running */
 	uint32_t timed_out;
 } agent_bg_state;
+/* Written by one build of the agent, read by another (a microVM's ports): its size is fixed. */
+_Static_assert(sizeof(agent_bg_state) == 72, "agent_bg_state's layout changed");
 msb_errc agent_bg_start(int rfd, int wfd, const msb_agent_request *req, msb_buf *reply,
 			msb_error *err);
 msb_errc agent_bg_read(const msb_agent_request *req, msb_buf *reply, msb_error *err);

@@ -20,6 +20,15 @@
 
 typedef agent_session ctx;
 
+/* The state dir of the session's agent, as the agent names it: under /tmp, by the work dir. */
+static void bg_dir_of(const agent_fixture *fx, char *dir, size_t size)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *p = fx->work; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	snprintf(dir, size, "/tmp/.msb-bg-%016llx", (unsigned long long)h);
+}
+
 static int setup(void **state)
 {
 	ctx *c = calloc(1, sizeof *c);
@@ -299,18 +308,58 @@ static void test_dies_with_the_agent(void **state)
 	assert_int_equal(list.n, 1);
 	msb_bg_list_free(&list);
 	msb_agent_client_close(client);
-	/* The state directory, as the agent names it: under /tmp, by the work directory. */
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const char *p = fx.work; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
 	char dir[64];
-	snprintf(dir, sizeof dir, "/tmp/.msb-bg-%016llx", (unsigned long long)h);
+	bg_dir_of(&fx, dir, sizeof dir);
 	struct stat sb;
 	assert_int_equal(stat(dir, &sb), 0);
 	pid_t pid = (pid_t)st.pid;
 	fixture_stop(&fx);
 	assert_true(fixture_wait_gone(pid, 10000));
 	assert_int_equal(stat(dir, &sb), -1);
+}
+
+/*
+ * The directory is the sandbox's, and its commands can write it: a state they forge is
+ * never a licence to signal beyond them (pid 1 would be kill(-1): everything the agent may
+ * reach) nor to make the agent read past its bound (a ring over MSB_AGENT_MAX_OUTPUT).
+ */
+static void test_forged_state_is_refused(void **state)
+{
+	ctx *c = *state;
+	msb_bg_status st;
+	start(c, "exit 0", 0, 0, &st); /* the directory exists */
+	char dir[64], path[160];
+	bg_dir_of(&c->fx, dir, sizeof dir);
+	struct { const char *id; int64_t pid; uint64_t ring; } forged[] = {
+		{ "forgedone", 1, 1024 }, { "forgedtwo", -1, 1024 }, { "forgedbig", 4242, UINT64_MAX },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, forged[i].id);
+		assert_int_equal(mkdir(path, 0700), 0);
+		snprintf(path, sizeof path, "%s/%s/state", dir, forged[i].id);
+		uint32_t raw[32] = { 0 };
+		raw[0] = 0x4742534du; /* the magic */
+		raw[1] = 1;           /* running */
+		memcpy(&raw[2], &forged[i].pid, 8);
+		memcpy(&raw[4], &forged[i].ring, 8);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		/* The state's exact size: the agent refuses any other. */
+		assert_int_equal(fwrite(raw, 1, 72, f), 72);
+		fclose(f);
+	}
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_agent_bg_signal(c->client, "forgedone", SIGTERM, &err), MSB_E_PROTOCOL);
+	assert_non_null(strstr(msb_error_message(&err), "no command's"));
+	msb_error_clear(&err);
+	assert_int_equal(msb_agent_bg_signal(c->client, "forgedtwo", SIGTERM, &err), MSB_E_PROTOCOL);
+	msb_error_clear(&err);
+	msb_bg_output out;
+	msb_bg_read rq = { 0 };
+	assert_int_equal(msb_agent_bg_read(c->client, "forgedbig", &rq, &out, &err), MSB_E_NOT_FOUND);
+	msb_error_clear(&err);
+	/* And the agent, having been asked, still serves. */
+	assert_int_equal(msb_agent_ping(c->client, 5, &err), MSB_OK);
 }
 
 static int teardown(void **state)
@@ -326,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_own_timeout),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_untrusted_replies),
+		cmocka_unit_test(test_forged_state_is_refused),
 		cmocka_unit_test(test_dies_with_the_agent),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
