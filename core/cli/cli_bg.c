@@ -11,10 +11,11 @@
 
 #include "cli.h"
 
-int msb_cli_bg_options(int argc, char **argv, const char *usage, const char *takes,
-		       const struct option *extra, int (*own)(int c, const char *arg, void *ctx),
-		       void *ctx, msb_cli_key *key)
+int msb_cli_bg_open(int argc, char **argv, const char *usage, const char *takes,
+		    const struct option *extra, int (*own)(int c, const char *arg, void *ctx),
+		    void *ctx, int fail_status, msb_cli_session *s)
 {
+	msb_cli_key k = { 0 }, *key = &k;
 	struct option longopts[16] = { MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS };
 	size_t n = 7;
 	for (const struct option *o = extra; o && o->name && n < 15; o++)
@@ -34,7 +35,12 @@ int msb_cli_bg_options(int argc, char **argv, const char *usage, const char *tak
 	if (want == 2 && !msb_bg_id_valid(argv[optind + 1]))
 		return msb_cli_usage_error("'%.40s' is not a background command's handle (what "
 					   "`msb exec --background` printed)", argv[optind + 1]);
-	return msb_cli_key_check(key);
+	int status = msb_cli_key_check(key);
+	if (status)
+		return status;
+	msb_error err = MSB_ERROR_INIT;
+	return msb_cli_session_open(s, argv[optind], key, &err) == MSB_OK
+		       ? 0 : msb_cli_fail_with(&err, fail_status);
 }
 
 static const char *state_word(const msb_bg_status *st)

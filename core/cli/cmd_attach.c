@@ -4,7 +4,6 @@
  * interrupted (Ctrl-C detaches: the command keeps running). Bytes the guest's ring dropped
  * before they were read are said on stderr (or as an event with --json), never hidden.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <string.h>
@@ -41,19 +40,6 @@ static int own(int c, const char *arg, void *ctx)
 	return 1;
 }
 
-static void put_all(int fd, const unsigned char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
 /* One stream's part of a read: its drop said, its bytes passed on; the next offset. */
 static uint64_t pass_on(const char *name, const msb_buf *data, uint64_t start, uint64_t dropped)
 {
@@ -69,7 +55,7 @@ static uint64_t pass_on(const char *name, const msb_buf *data, uint64_t start, u
 		msb_json_bytes(stdout, data->data, data->len);
 		printf("}\n");
 	} else if (data->len) {
-		put_all(strcmp(name, "stdout") ? STDERR_FILENO : STDOUT_FILENO, data->data, data->len);
+		msb_cli_put_all(strcmp(name, "stdout") ? STDERR_FILENO : STDOUT_FILENO, data->data, data->len);
 	}
 	fflush(stdout);
 	return start + data->len;
@@ -78,16 +64,14 @@ static uint64_t pass_on(const char *name, const msb_buf *data, uint64_t start, u
 int msb_cmd_attach(int argc, char **argv)
 {
 	static const struct option extra[] = { { "no-follow", no_argument, NULL, OPT_NO_FOLLOW }, { 0 } };
-	msb_cli_key key = { 0 };
 	bool follow = true;
-	int status = msb_cli_bg_options(argc, argv, usage, "KIND ID", extra, own, &follow, &key);
+	msb_cli_session s;
+	int status = msb_cli_bg_open(argc, argv, usage, "KIND ID", extra, own, &follow,
+				     MSB_EXIT_NOT_RUN, &s);
 	if (status)
 		return status;
 	const char *id = argv[optind + 1];
 	msb_error err = MSB_ERROR_INIT;
-	msb_cli_session s;
-	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK)
-		return msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 	struct sigaction sa = { .sa_handler = on_interrupt };
 	sigaction(SIGINT, &sa, NULL);
 	msb_bg_read rq = { 0 };

@@ -21,16 +21,14 @@ static int own(int c, const char *arg, void *ctx)
 
 int msb_cmd_kill(int argc, char **argv)
 {
-	msb_cli_key key = { 0 };
 	int signal = SIGTERM;
-	int status = msb_cli_bg_options(argc, argv, usage, "KIND ID", NULL, own, &signal, &key);
+	msb_cli_session s;
+	int status = msb_cli_bg_open(argc, argv, usage, "KIND ID", NULL, own, &signal,
+				     MSB_EXIT_FAILED, &s);
 	if (status)
 		return status;
 	const char *id = argv[optind + 1];
 	msb_error err = MSB_ERROR_INIT;
-	msb_cli_session s;
-	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK)
-		return msb_cli_fail(&err);
 	if (msb_sandbox_bg_signal(s.sandbox, id, signal, &err) != MSB_OK)
 		status = msb_cli_fail(&err);
 	else if (msb_cli.json)

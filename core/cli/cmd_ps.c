@@ -12,14 +12,11 @@ static const char usage[] =
 
 int msb_cmd_ps(int argc, char **argv)
 {
-	msb_cli_key key = { 0 };
-	int status = msb_cli_bg_options(argc, argv, usage, "KIND", NULL, NULL, NULL, &key);
+	msb_cli_session s;
+	int status = msb_cli_bg_open(argc, argv, usage, "KIND", NULL, NULL, NULL, MSB_EXIT_FAILED, &s);
 	if (status)
 		return status;
 	msb_error err = MSB_ERROR_INIT;
-	msb_cli_session s;
-	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK)
-		return msb_cli_fail(&err);
 	msb_bg_list list;
 	if (msb_sandbox_bg_list(s.sandbox, &list, &err) != MSB_OK) {
 		status = msb_cli_fail(&err);

@@ -24,16 +24,14 @@ static int own(int c, const char *arg, void *ctx)
 int msb_cmd_wait(int argc, char **argv)
 {
 	static const struct option extra[] = { { "timeout", required_argument, NULL, OPT_TIMEOUT }, { 0 } };
-	msb_cli_key key = { 0 };
 	double timeout = 30;
-	int status = msb_cli_bg_options(argc, argv, usage, "KIND ID", extra, own, &timeout, &key);
+	msb_cli_session s;
+	int status = msb_cli_bg_open(argc, argv, usage, "KIND ID", extra, own, &timeout,
+				     MSB_EXIT_NOT_RUN, &s);
 	if (status)
 		return status;
 	const char *id = argv[optind + 1];
 	msb_error err = MSB_ERROR_INIT;
-	msb_cli_session s;
-	if (msb_cli_session_open(&s, argv[optind], &key, &err) != MSB_OK)
-		return msb_cli_fail_with(&err, MSB_EXIT_NOT_RUN);
 	/* Only the status is wanted: one byte of each stream, from the end. */
 	msb_bg_read rq = { .out_offset = UINT64_MAX, .err_offset = UINT64_MAX, .max_bytes = 1,
 			   .wait = timeout > 600 ? 600 : timeout, .until_exit = true };

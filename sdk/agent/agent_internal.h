@@ -95,6 +95,8 @@ msb_errc agent_bg_list(msb_buf *reply, msb_error *err);
 const char *agent_bg_dir(bool make, msb_error *err);
 /* <dir>/<id>/<file> into `path`; false when it does not fit. */
 bool agent_bg_path(char *path, size_t cap, const char *id, const char *file);
+/* open(2) of <dir>/<id>/<file>, never through a link (O_CREAT makes it 0600); -1 on failure. */
+int agent_bg_open(const char *id, const char *file, int flags);
 /* Read <id>'s state; MSB_E_NOT_FOUND naming it when there is none. */
 msb_errc agent_bg_load(const char *id, agent_bg_state *st, msb_error *err);
 /* Append one BG_STATUS field describing <id> to `reply`. */

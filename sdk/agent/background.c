@@ -69,6 +69,14 @@ bool agent_bg_path(char *path, size_t cap, const char *id, const char *file)
 	return n > 0 && (size_t)n < cap;
 }
 
+int agent_bg_open(const char *id, const char *file, int flags)
+{
+	char path[128];
+	if (!agent_bg_path(path, sizeof path, id, file))
+		return -1;
+	return open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
 /* Replace <id>'s state whole: written beside it, renamed over it. */
 static void bg_commit(const char *id, const agent_bg_state *st)
 {
@@ -76,7 +84,7 @@ static void bg_commit(const char *id, const agent_bg_state *st)
 	if (!agent_bg_path(tmp, sizeof tmp, id, "state.new") ||
 	    !agent_bg_path(path, sizeof path, id, "state"))
 		return;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = agent_bg_open(id, "state.new", O_WRONLY | O_CREAT | O_TRUNC);
 	if (fd < 0)
 		return;
 	ssize_t n = write(fd, st, sizeof *st);
@@ -281,29 +289,19 @@ static msb_errc make_room(const char *dir, msb_error *err)
 /* argv joined by spaces, cut at MSB_BG_COMMAND_MAX, into <id>/command. */
 static bool write_command(const char *id, char *const *argv)
 {
-	char line[MSB_BG_COMMAND_MAX + 1] = "", path[128];
+	char line[MSB_BG_COMMAND_MAX + 1] = "";
 	size_t len = 0;
 	for (size_t i = 0; argv[i] && len < MSB_BG_COMMAND_MAX; i++) {
 		int k = snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "", argv[i]);
 		len += k > 0 ? (size_t)k : 0;
 	}
 	len = len < MSB_BG_COMMAND_MAX ? len : MSB_BG_COMMAND_MAX;
-	if (!agent_bg_path(path, sizeof path, id, "command"))
-		return false;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = agent_bg_open(id, "command", O_WRONLY | O_CREAT | O_EXCL);
 	if (fd < 0)
 		return false;
 	bool ok = write(fd, line, len) == (ssize_t)len;
 	close(fd);
 	return ok;
-}
-
-static int open_ring(const char *id, const char *name)
-{
-	char path[128];
-	if (!agent_bg_path(path, sizeof path, id, name))
-		return -1;
-	return open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
 /* What the minder tells the connection: the command's pid, or why it did not start. */
@@ -389,8 +387,10 @@ msb_errc agent_bg_start(int rfd, int wfd, const msb_agent_request *req, msb_buf 
 	char *cwd = agent_map_path(req->cwd ? req->cwd : agent.work_dir);
 	int report[2] = { -1, -1 };
 	pid_t minder_pid = -1;
-	if (!cwd || !write_command(id, req->argv) || (m.ring_fd[0] = open_ring(id, "out")) < 0 ||
-	    (m.ring_fd[1] = open_ring(id, "err")) < 0 || pipe2(report, O_CLOEXEC) < 0) {
+	if (!cwd || !write_command(id, req->argv) ||
+	    (m.ring_fd[0] = agent_bg_open(id, "out", O_RDWR | O_CREAT | O_EXCL)) < 0 ||
+	    (m.ring_fd[1] = agent_bg_open(id, "err", O_RDWR | O_CREAT | O_EXCL)) < 0 ||
+	    pipe2(report, O_CLOEXEC) < 0) {
 		rc = msb_error_set_errno(err, MSB_E_OS, errno,
 					 "bg_start refused by msb-agent: cannot prepare %s", path);
 	} else {

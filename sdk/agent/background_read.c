@@ -30,14 +30,11 @@
 
 msb_errc agent_bg_load(const char *id, agent_bg_state *st, msb_error *err)
 {
-	char path[128];
 	ssize_t n = -1;
-	if (agent_bg_path(path, sizeof path, id, "state")) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd >= 0) {
-			n = read(fd, st, sizeof *st);
-			close(fd);
-		}
+	int fd = agent_bg_open(id, "state", O_RDONLY);
+	if (fd >= 0) {
+		n = read(fd, st, sizeof *st);
+		close(fd);
 	}
 	if (n != (ssize_t)sizeof *st || st->magic != AGENT_BG_MAGIC || st->ring == 0 ||
 	    st->ring > MSB_AGENT_MAX_OUTPUT)
@@ -53,14 +50,12 @@ msb_errc agent_bg_put_status(msb_buf *reply, const char *id, const agent_bg_stat
 			     msb_error *err)
 {
 	msb_buf sub = { 0 };
-	char command[MSB_BG_COMMAND_MAX] = "", path[128];
+	char command[MSB_BG_COMMAND_MAX] = "";
 	ssize_t clen = 0;
-	if (agent_bg_path(path, sizeof path, id, "command")) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd >= 0) {
-			clen = read(fd, command, sizeof command);
-			close(fd);
-		}
+	int fd = agent_bg_open(id, "command", O_RDONLY);
+	if (fd >= 0) {
+		clen = read(fd, command, sizeof command);
+		close(fd);
 	}
 	msb_errc rc = msb_agent_put_str(&sub, MSB_TAG_BG_ID, id, err);
 	if (rc == MSB_OK)
@@ -124,14 +119,6 @@ static bool ring_get(int fd, uint64_t ring, uint64_t from, uint64_t to, msb_buf 
 	return ok;
 }
 
-static int open_in(const char *id, const char *name)
-{
-	char path[128];
-	if (!agent_bg_path(path, sizeof path, id, name))
-		return -1;
-	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-}
-
 msb_errc agent_bg_read(const msb_agent_request *req, msb_buf *reply, msb_error *err)
 {
 	agent_bg_state st;
@@ -153,7 +140,7 @@ msb_errc agent_bg_read(const msb_agent_request *req, msb_buf *reply, msb_error *
 		from[i] = held_from(&st, i, asked[i]);
 		from[i] = from[i] < st.written[i] ? from[i] : st.written[i];
 		to[i] = st.written[i] - from[i] > max ? from[i] + max : st.written[i];
-		int fd = open_in(req->bg_id, i ? "err" : "out");
+		int fd = agent_bg_open(req->bg_id, i ? "err" : "out", O_RDONLY);
 		if (fd < 0 || !ring_get(fd, st.ring, from[i], to[i], &data[i]))
 			rc = msb_error_set(err, MSB_E_OS, "bg_read refused by msb-agent: the output "
 					   "of '%s' cannot be read", req->bg_id);

@@ -232,19 +232,10 @@ msb_errc msb_agent_bg_start(msb_agent_client *c, const msb_exec_request *req,
 	if (rc)
 		return rc;
 	msb_buf p = { 0 };
-	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
-		rc = msb_agent_put_str(&p, MSB_TAG_ARG, *a, err);
-	for (const char *const *e = env; rc == MSB_OK && e && *e; e++)
-		rc = msb_agent_put_str(&p, MSB_TAG_ENV, *e, err);
-	if (rc == MSB_OK && req->working_directory)
-		rc = msb_agent_put_str(&p, MSB_TAG_CWD, req->working_directory, err);
-	if (rc == MSB_OK && req->max_output)
-		rc = msb_agent_put_u64(&p, MSB_TAG_MAX_OUTPUT, req->max_output, err);
+	rc = msb_agent_put_exec_fields(&p, req, env, err);
 	if (rc == MSB_OK && req->timeout > 0)
 		rc = msb_agent_put_u64(&p, MSB_TAG_TIMEOUT_MS,
 				       (uint64_t)(fmin(req->timeout, MSB_SECONDS_MAX) * 1000.0) + 1u, err);
-	if (rc == MSB_OK && req->stdin_data)
-		rc = msb_agent_put(&p, MSB_TAG_STDIN, req->stdin_data, req->stdin_len, err);
 	if (rc != MSB_OK) {
 		msb_buf_free(&p);
 		return rc;

@@ -28,7 +28,8 @@ from typing import Callable, List, Optional, Union
 from . import _lib
 
 __all__ = ["load", "Router", "Sandbox", "CallerContext", "SandboxKey", "ExecResult", "Entry",
-           "DisposalFailure", "ScopePurge", "SandboxError", "errors"]
+           "DisposalFailure", "ScopePurge", "SandboxError", "errors", "BackgroundStatus",
+           "BackgroundOutput"]
 
 
 # ---- errors ---------------------------------------------------------------------------
@@ -200,6 +201,25 @@ class BackgroundOutput:
     stderr_dropped: int
 
 
+def _request(op, argv, timeout, working_directory, stdin, max_output):
+    """An msb_exec_request, and what it points at (kept alive as long as the request is)."""
+    if isinstance(argv, (str, bytes)):
+        raise errors.ValueError(f"{op} takes an argv list, never a shell string")
+    args = (ctypes.c_char_p * (len(argv) + 1))(*[_b(a) for a in argv], None)
+    req = _lib.ExecRequest()
+    req.argv = args
+    req.working_directory = _b(working_directory)
+    req.timeout = float(timeout)
+    req.max_output = max_output
+    keep = [args]
+    if stdin is not None:
+        buf = ctypes.create_string_buffer(bytes(stdin), len(stdin))
+        keep.append(buf)
+        req.stdin_data = ctypes.cast(buf, ctypes.c_void_p)
+        req.stdin_len = len(stdin)
+    return req, keep
+
+
 def _bg_status(st: _lib.BgStatus) -> BackgroundStatus:
     return BackgroundStatus(st.id.decode(), st.pid, bool(st.running), st.exit_code, st.signal,
                             bool(st.timed_out), st.ring, st.out_written, st.err_written,
@@ -266,19 +286,7 @@ class Sandbox:
 
     def exec(self, argv: List[str], *, timeout: float = 0, working_directory: Optional[str] = None,
              stdin: Optional[bytes] = None, max_output: int = 0) -> ExecResult:
-        if isinstance(argv, (str, bytes)):
-            raise errors.ValueError("exec takes an argv list, never a shell string")
-        args = (ctypes.c_char_p * (len(argv) + 1))(*[_b(a) for a in argv], None)
-        req = _lib.ExecRequest()
-        req.argv = args
-        req.working_directory = _b(working_directory)
-        req.timeout = float(timeout)
-        req.max_output = max_output
-        keep = None
-        if stdin is not None:
-            keep = ctypes.create_string_buffer(bytes(stdin), len(stdin))
-            req.stdin_data = ctypes.cast(keep, ctypes.c_void_p)
-            req.stdin_len = len(stdin)
+        req, keep = _request("exec", argv, timeout, working_directory, stdin, max_output)
         res = _lib.ExecResult()
         err = _lib.Error()
         rc = _lib.sandbox_exec(self._handle(), ctypes.byref(req), ctypes.byref(res), ctypes.byref(err))
@@ -292,19 +300,7 @@ class Sandbox:
                  stdin: Optional[bytes] = None, ring: int = 0) -> BackgroundStatus:
         """Start argv and leave it running (it outlives this process, and dies with the
         sandbox); its status, `id` the handle any process holding the sandbox can use."""
-        if isinstance(argv, (str, bytes)):
-            raise errors.ValueError("bg_start takes an argv list, never a shell string")
-        args = (ctypes.c_char_p * (len(argv) + 1))(*[_b(a) for a in argv], None)
-        req = _lib.ExecRequest()
-        req.argv = args
-        req.working_directory = _b(working_directory)
-        req.timeout = float(timeout)
-        req.max_output = ring
-        keep = None
-        if stdin is not None:
-            keep = ctypes.create_string_buffer(bytes(stdin), len(stdin))
-            req.stdin_data = ctypes.cast(keep, ctypes.c_void_p)
-            req.stdin_len = len(stdin)
+        req, keep = _request("bg_start", argv, timeout, working_directory, stdin, ring)
         st = _lib.BgStatus()
         err = _lib.Error()
         _check(_lib.sandbox_bg_start(self._handle(), ctypes.byref(req), None, ctypes.byref(st),
