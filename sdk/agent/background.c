@@ -325,9 +325,9 @@ static _Noreturn void minder_main(minder *m, const msb_agent_request *req, const
 	if (agent_command_start(req->argv, req->env, cwd, -1, &pid, fds, &e) != MSB_OK) {
 		r.code = (int32_t)e.code;
 		snprintf(r.message, sizeof r.message, "%s", msb_error_message(&e));
+		agent_bg_forget(m->id); /* gone before the refusal is told */
 		ssize_t w = write(report, &r, sizeof r);
 		(void)w;
-		agent_bg_forget(m->id);
 		_exit(1);
 	}
 	m->st.pid = pid;
@@ -394,7 +394,7 @@ msb_errc agent_bg_start(int rfd, int wfd, const msb_agent_request *req, msb_buf 
 		rc = msb_error_set_errno(err, MSB_E_OS, errno,
 					 "bg_start refused by msb-agent: cannot prepare %s", path);
 	} else {
-		bg_commit(id, &m.st);
+		/* No state until the minder knows the pid: until then nothing lists or reads it. */
 		minder_pid = fork();
 		if (minder_pid == 0) {
 			close(report[0]);

@@ -63,14 +63,16 @@ static void read_bg(msb_agent_client *client, const char *id, double wait, bool 
 		fail_msg("bg_read: %s", msb_error_message(&err));
 }
 
-/* Read until `text` has appeared on stdout or `ms` passed. */
-static bool wait_for(msb_agent_client *client, const char *id, const char *text, int ms)
+/* Read until `text` has appeared on stdout (and `err_text`, unless NULL, on stderr). */
+static bool wait_for(msb_agent_client *client, const char *id, const char *text,
+		     const char *err_text, int ms)
 {
 	int64_t until = msb_agent_now_ms() + ms;
 	while (msb_agent_now_ms() < until) {
 		msb_bg_output out;
-		read_bg(client, id, 0.5, false, 0, &out);
-		bool seen = out.out.data && strstr((const char *)out.out.data, text);
+		read_bg(client, id, 0.2, false, 0, &out);
+		bool seen = out.out.data && strstr((const char *)out.out.data, text) &&
+			    (!err_text || (out.err.data && strstr((const char *)out.err.data, err_text)));
 		msb_bg_output_free(&out);
 		if (seen)
 			return true;
@@ -90,7 +92,7 @@ static void test_outlives_its_connection_and_is_signalled(void **state)
 	assert_int_equal(msb_agent_client_open_unix(c->fx.sock, 10, &other, &err), MSB_OK);
 	msb_agent_client_close(c->client); /* the starting connection goes */
 	assert_int_equal(msb_agent_client_open_unix(c->fx.sock, 10, &c->client, &err), MSB_OK);
-	assert_true(wait_for(other, st.id, "hello", 10000));
+	assert_true(wait_for(other, st.id, "hello", "oops", 10000));
 	msb_bg_output out;
 	read_bg(other, st.id, 2, false, 0, &out);
 	assert_true(out.status.running);
