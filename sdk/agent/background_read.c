@@ -153,8 +153,10 @@ msb_errc agent_bg_read(const msb_agent_request *req, msb_buf *reply, msb_error *
 		for (int i = 0; i < 2; i++) {
 			uint64_t lo = held_from(&after, i, from[i]);
 			uint64_t cut = lo < to[i] ? lo - from[i] : to[i] - from[i];
-			memmove(data[i].data, data[i].data + cut, data[i].len - cut);
-			data[i].len -= cut;
+			if (cut) {
+				memmove(data[i].data, data[i].data + cut, data[i].len - cut);
+				data[i].len -= cut;
+			}
 			from[i] += cut;
 		}
 	if (rc == MSB_OK)
