@@ -44,7 +44,7 @@ YAML
 m="$msb -c $cfg"
 k="--scope s --thread t"
 
-run $m exec --background shell $k -- sh -c 'echo one; echo two >&2; sleep 1; echo three; exit 3'
+run $m exec --background shell $k -- sh -c 'echo one; echo two >&2; sleep 5; echo three; exit 3'
 expect_status 0 "exec --background"
 id=$(cat "$tmp/out")
 case "$id" in *[!0-9a-z]*|"") fail "the handle is a word: '$id'" ;; esac
