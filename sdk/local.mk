@@ -26,6 +26,7 @@ msbinclude_HEADERS += \
 	sdk/include/msb/node.h \
 	sdk/include/msb/backend.h \
 	sdk/include/msb/stream.h \
+	sdk/include/msb/background.h \
 	sdk/include/msb/image.h \
 	sdk/include/msb/spawn.h \
 	sdk/include/msb/netns.h \

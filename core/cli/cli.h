@@ -171,6 +171,8 @@ int msb_cli_result(const msb_exec_result *res, double timeout);
  */
 int msb_cli_timeout_option(const char *arg, double *timeout);
 
+/* Write all of `data` to `fd`, retrying short writes; a failed write ends it quietly. */
+void msb_cli_put_all(int fd, const void *data, size_t len);
 /*
  * exec, streamed to msb's stdout and stderr as the guest writes (or as JSON lines with
  * --json, one per chunk; the result is then printed by msb_cli_result), msb's stdin
@@ -178,6 +180,27 @@ int msb_cli_timeout_option(const char *arg, double *timeout);
  */
 msb_errc msb_cli_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,
 			     bool forward_stdin, bool tty, msb_exec_result *res, msb_error *err);
+
+/*
+ * The background subcommands (cli_bg.c). bg_open parses the common and key options plus
+ * `extra` (handled by `own`: 1 taken, 0 not its, -1 a usage error already reported), checks
+ * the operands `takes` says ("KIND" or "KIND ID", the ID a handle's shape) and opens the
+ * session of KIND for the key. Returns 0 with optind at KIND and `s` open, else the usage
+ * error's status or, when the session cannot open, `fail_status` after the error line.
+ */
+int msb_cli_bg_open(int argc, char **argv, const char *usage, const char *takes,
+		    const struct option *extra, int (*own)(int c, const char *arg, void *ctx),
+		    void *ctx, int fail_status, msb_cli_session *s);
+/* One command's status: a JSON object (no newline), or one line of `msb ps`'s table. */
+void msb_cli_bg_status_json(const msb_bg_status *st);
+void msb_cli_bg_status_text(const msb_bg_status *st);
+/* An ended command's exit status as msb's: its own, 124 when its timeout killed it. */
+int msb_cli_bg_exit_status(const msb_bg_status *st);
+/* exec --background: start req in the key's sandbox of `kind`, print its handle. */
+int msb_cli_exec_background(const char *kind, const msb_cli_key *key, msb_exec_request *req,
+			    bool forward_stdin);
+/* -s SIGNAL: a name (TERM, SIGTERM) or a number; returns 0 or the usage error's status. */
+int msb_cli_signal_option(const char *arg, int *signal);
 
 /*
  * exec -t (cli_terminal.c): make the host terminal raw (when stdin is one), restored on

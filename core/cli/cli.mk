@@ -19,6 +19,11 @@ core_cli_msb_SOURCES = \
 	core/cli/cli_declarations.c \
 	core/cli/cmd_route.c \
 	core/cli/cmd_exec.c \
+	core/cli/cli_bg.c \
+	core/cli/cmd_ps.c \
+	core/cli/cmd_attach.c \
+	core/cli/cmd_kill.c \
+	core/cli/cmd_wait.c \
 	core/cli/cmd_run_code.c \
 	core/cli/cmd_put.c \
 	core/cli/cmd_get.c \

@@ -12,7 +12,7 @@
 #include "cli.h"
 
 /* A write to our stdout that fails (a closed pipe) must not end the guest's call half-told. */
-static void put_all(int fd, const void *data, size_t len)
+void msb_cli_put_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 	while (len) {
@@ -37,7 +37,7 @@ static void on_output(void *ctx, msb_stream_id stream, const void *data, size_t 
 		fflush(stdout);
 		return;
 	}
-	put_all(stream == MSB_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, data, len);
+	msb_cli_put_all(stream == MSB_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, data, len);
 }
 
 msb_errc msb_cli_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,

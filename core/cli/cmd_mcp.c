@@ -99,7 +99,13 @@ int msb_cmd_mcp(int argc, char **argv)
 			   msb_router_ensure_can_serve(s.router, spec, &b, &err) == MSB_OK) {
 			table[i] = (msb_mcp_kind){ kinds[i], spec,
 						   msb_backend_declarations(b)->capabilities,
-						   msb_backend_name(b) };
+						   msb_backend_name(b), false };
+			const struct msb_backend_v27 *ops = msb_backend_ops(b);
+			/* A sandbox per call is disposed when the call returns: nothing to come back to. */
+			table[i].background = MSB_BACKEND_OP(ops, bg_start) && MSB_BACKEND_OP(ops, bg_read) &&
+					      MSB_BACKEND_OP(ops, bg_signal) && MSB_BACKEND_OP(ops, bg_list) &&
+					      spec->isolation_scope != MSB_SCOPE_CALL &&
+					      msb_config_router_options(s.cfg)->min_isolation_scope != MSB_SCOPE_CALL;
 			for (size_t j = 0; j < i; j++)
 				if (!strcmp(kinds[j], kinds[i]))
 					msb_error_set(&err, MSB_E_VALUE, "mcp: kind '%s' named twice",

@@ -13,6 +13,10 @@
 	X(plugins, "plugins", "show plugins: configured, or the files named")                      \
 	X(route, "route", "which backend serves a kind, and why earlier ones refused")             \
 	X(exec, "exec", "run a command in a sandbox; its exit status becomes msb's")               \
+	X(ps, "ps", "list a sandbox's background commands (exec --background)")                   \
+	X(attach, "attach", "follow a background command's output until it ends")               \
+	X(kill, "kill", "send a signal to a background command")                                 \
+	X(wait, "wait", "wait, bounded, for a background command to end")                        \
 	X(run_code, "run-code", "run a program (-e CODE or stdin) in a sandbox")                  \
 	X(put, "put", "copy a local file into a sandbox")                                          \
 	X(get, "get", "copy a file out of a sandbox")                                              \

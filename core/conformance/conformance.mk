@@ -21,6 +21,7 @@ core_conformance_libmsb_conformance_la_SOURCES = \
 	core/conformance/suite_scope.c \
 	core/conformance/suite_disposal.c \
 	core/conformance/suite_stream.c \
+	core/conformance/suite_stream_bg.c \
 	core/conformance/probe.h \
 	core/conformance/probe.c \
 	core/conformance/suite_rung.c

@@ -148,6 +148,13 @@ extern const conf_suite conf_suite_scope;
 extern const conf_suite conf_suite_disposal;
 extern const conf_suite conf_suite_rung;
 
+/* The streaming suite's background cases (suite_stream_bg.c). */
+void conf_case_bg_outlives_its_starter(conf_run *run);
+void conf_case_bg_listed(conf_run *run);
+void conf_case_bg_signal(conf_run *run);
+void conf_case_bg_ring(conf_run *run);
+void conf_case_bg_reaped_at_dispose(conf_run *run);
+
 /* Wall-clock now, in seconds (CLOCK_MONOTONIC). */
 double conf_now(void);
 

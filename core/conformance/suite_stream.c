@@ -4,7 +4,9 @@
  * and stderr apart, shows output before the program ends, feeds stdin while the program
  * runs, honours the cap and its truncation flag while streaming, adds the per-exec
  * environment, on a timeout keeps what was already delivered and says timed out, and runs
- * a command under a terminal whose size the guest sees (`stty size`).
+ * a command under a terminal whose size the guest sees (`stty size`); and its background
+ * cases (suite_stream_bg.c): a command that outlives its starter, is listed, signalled,
+ * bounded by its ring and reaped at dispose.
  *
  * It applies to a backend whose plugin has exec_stream (struct_size covering it, set) and
  * whose exec runs real programs (the kit's probe): a scripted fake's chunks would be its
@@ -300,6 +302,11 @@ static const conf_case stream_cases[] = {
 	{ "environment", MSB_BIT(MSB_CAP_EXEC), case_environment },
 	{ "timeout-keeps-output", MSB_BIT(MSB_CAP_EXEC), case_timeout_keeps_output },
 	{ "terminal-size", MSB_BIT(MSB_CAP_EXEC), case_terminal_size },
+	{ "background-outlives-its-starter", MSB_BIT(MSB_CAP_EXEC), conf_case_bg_outlives_its_starter },
+	{ "background-listed", MSB_BIT(MSB_CAP_EXEC), conf_case_bg_listed },
+	{ "background-signal", MSB_BIT(MSB_CAP_EXEC), conf_case_bg_signal },
+	{ "background-ring", MSB_BIT(MSB_CAP_EXEC), conf_case_bg_ring },
+	{ "background-reaped-at-dispose", MSB_BIT(MSB_CAP_EXEC), conf_case_bg_reaped_at_dispose },
 };
 
 const conf_suite conf_suite_stream = {

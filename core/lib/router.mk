@@ -6,5 +6,6 @@ core_libmsb_la_SOURCES += \
 	core/lib/router_spec.c \
 	core/lib/router_acquire.c \
 	core/lib/sandbox.c \
+	core/lib/sandbox_bg.c \
 	core/lib/observer.c \
 	core/lib/caller.c

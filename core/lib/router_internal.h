@@ -66,6 +66,9 @@ msb_scope router_effective_scope(const msb_router *r, const msb_spec *spec);
 msb_isolation router_effective_floor(const msb_router *r, const msb_spec *spec);
 /* "none, runtime, os_process, …": the ladder, weakest first, for messages. */
 const char *router_ladder(void);
+/* Refuse `op` on a sandbox whose backend does not declare `cap` (sandbox.c). */
+msb_errc router_sandbox_gate(const msb_sandbox *s, msb_capability cap, const char *op,
+			     msb_error *err);
 
 /* A deep copy of a spec whose every pointer lives in *storage (free() it). */
 msb_errc router_spec_copy(const msb_spec *src, msb_spec *dst, void **storage, msb_error *err);

@@ -14,7 +14,8 @@
 
 #include "router_internal.h"
 
-static msb_errc gate(const msb_sandbox *s, msb_capability cap, const char *op, msb_error *err)
+msb_errc router_sandbox_gate(const msb_sandbox *s, msb_capability cap, const char *op,
+			     msb_error *err)
 {
 	const msb_backend *b = s->slot->backend;
 	if (b->decl.capabilities & MSB_BIT(cap))
@@ -105,7 +106,7 @@ static msb_errc hold_in(const msb_sandbox *s, const char *what, const char *name
 msb_errc msb_sandbox_exec(msb_sandbox *s, const msb_exec_request *req, msb_exec_result *res,
 			  msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_EXEC, "exec", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_EXEC, "exec", err);
 	if (rc == MSB_OK && req->stdin_data)
 		rc = hold_in(s, "the standard input of", req->argv && req->argv[0] ? req->argv[0] : "",
 			     req->stdin_len, false, err);
@@ -151,7 +152,7 @@ msb_errc msb_sandbox_exec_stream(msb_sandbox *s, const msb_exec_request *req,
 				 const msb_exec_stream *stream, msb_exec_result *res,
 				 msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_EXEC, "exec_stream", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_EXEC, "exec_stream", err);
 	if (rc)
 		return rc;
 	const struct msb_backend_v27 *ops = s->slot->backend->ops;
@@ -178,7 +179,7 @@ msb_errc msb_sandbox_exec_stream(msb_sandbox *s, const msb_exec_request *req,
 msb_errc msb_sandbox_run_code(msb_sandbox *s, const char *code, double timeout,
 			      msb_exec_result *res, msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_RUN_CODE, "run_code", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_RUN_CODE, "run_code", err);
 	if (rc == MSB_OK && code)
 		rc = hold_in(s, "the run_code program of kind", s->spec.kind, strlen(code), false, err);
 	return rc ? rc : s->slot->backend->ops->run_code(s->slot->handle, code, timeout, res, err);
@@ -187,7 +188,7 @@ msb_errc msb_sandbox_run_code(msb_sandbox *s, const char *code, double timeout,
 msb_errc msb_sandbox_write_file(msb_sandbox *s, const char *path, const void *data, size_t len,
 				const char *working_directory, msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_FILES_IN, "write_file", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_FILES_IN, "write_file", err);
 	if (rc == MSB_OK)
 		rc = hold_in(s, "file", path ? path : "", len, true, err);
 	return rc ? rc
@@ -198,7 +199,7 @@ msb_errc msb_sandbox_write_file(msb_sandbox *s, const char *path, const void *da
 msb_errc msb_sandbox_stat_file(msb_sandbox *s, const char *path, const char *working_directory,
 			       msb_entry *entry, bool *found, msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_FILES_OUT, "stat_file", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_FILES_OUT, "stat_file", err);
 	return rc ? rc
 		  : s->slot->backend->ops->stat_file(s->slot->handle, path, wd(s, working_directory),
 						      entry, found, err);
@@ -229,7 +230,7 @@ static msb_errc refuse_over_cap(const msb_sandbox *s, const char *path, msb_buf 
 msb_errc msb_sandbox_read_file(msb_sandbox *s, const char *path, const char *working_directory,
 			       uint64_t max_bytes, msb_buf *out, msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_FILES_OUT, "read_file", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_FILES_OUT, "read_file", err);
 	if (rc)
 		return rc;
 	size_t had = out->len;
@@ -243,7 +244,7 @@ msb_errc msb_sandbox_read_file(msb_sandbox *s, const char *path, const char *wor
 msb_errc msb_sandbox_list_dir(msb_sandbox *s, const char *path, const char *working_directory,
 			      msb_entry_list *out, msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_FILES_LIST, "list_dir", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_FILES_LIST, "list_dir", err);
 	return rc ? rc
 		  : s->slot->backend->ops->list_dir(s->slot->handle, path, wd(s, working_directory),
 						     out, err);
@@ -252,7 +253,7 @@ msb_errc msb_sandbox_list_dir(msb_sandbox *s, const char *path, const char *work
 msb_errc msb_sandbox_remove(msb_sandbox *s, const char *path, const char *working_directory,
 			    bool recursive, msb_error *err)
 {
-	msb_errc rc = gate(s, MSB_CAP_FILES_DELETE, "remove", err);
+	msb_errc rc = router_sandbox_gate(s, MSB_CAP_FILES_DELETE, "remove", err);
 	return rc ? rc
 		  : s->slot->backend->ops->remove(s->slot->handle, path, wd(s, working_directory),
 						   recursive, err);

@@ -35,6 +35,7 @@ typedef struct msb_mcp_kind {
 	const msb_spec *spec;
 	msb_set capabilities;  /* the serving backend's effective capabilities */
 	const char *backend;
+	bool background;       /* its plugin has the background operations (mcp_bg.c's tools) */
 } msb_mcp_kind;
 
 typedef struct msb_mcp_server {

@@ -137,6 +137,10 @@ static json_t *call_list_dir(call_ctx *c, msb_error *err);
 static json_t *call_stat(call_ctx *c, msb_error *err);
 static json_t *call_remove(call_ctx *c, msb_error *err);
 static json_t *call_collect(call_ctx *c, msb_error *err);
+static json_t *call_exec_background(call_ctx *c, msb_error *err);
+static json_t *call_bg_output(call_ctx *c, msb_error *err);
+static json_t *call_bg_signal(call_ctx *c, msb_error *err);
+static json_t *call_bg_list(call_ctx *c, msb_error *err);
 
 #define PATH_PROP "\"path\":{\"type\":\"string\",\"minLength\":1,\"description\":\"relative to the sandbox's working directory\"}"
 #define TIMEOUT_PROP "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"seconds, wall-clock from the call\"}"
@@ -148,6 +152,10 @@ static const char *const READ_ARGS[] = { "path", "max_bytes", NULL };
 static const char *const PATH_ARGS[] = { "path", NULL };
 static const char *const REMOVE_ARGS[] = { "path", "recursive", NULL };
 static const char *const NO_ARGS[] = { NULL };
+static const char *const BG_OUTPUT_ARGS[] = { "id", "stdout_offset", "stderr_offset", "wait",
+					      "until_exit", NULL };
+static const char *const BG_SIGNAL_ARGS[] = { "id", "signal", NULL };
+#define BG_ID_PROP "\"id\":{\"type\":\"string\",\"pattern\":\"^[0-9a-z]{1,32}$\",\"description\":\"what exec_background returned\"}"
 
 static const tool_def TOOLS[] = {
 	{ "exec", MSB_CAP_EXEC,
@@ -194,6 +202,34 @@ static const tool_def TOOLS[] = {
 	  "Collect the kind's declared outputs, each returned as an embedded resource.",
 	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
 	  NO_ARGS, call_collect },
+	{ "exec_background", MSB_CAP_EXEC,
+	  "Start a program in the sandbox and leave it running (a server, a long build): returns "
+	  "its id at once. Its output is kept in a ring per stream (the newest bytes); read it "
+	  "with bg_output, stop it with bg_signal, see all with bg_list. timeout bounds its life.",
+	  "{\"type\":\"object\",\"properties\":{\"argv\":{\"type\":\"array\",\"items\":{\"type\":"
+	  "\"string\"},\"minItems\":1}," TIMEOUT_PROP ",\"stdin\":{\"type\":\"string\"}},"
+	  "\"required\":[\"argv\"],\"additionalProperties\":false}",
+	  EXEC_ARGS, call_exec_background },
+	{ "bg_output", MSB_CAP_EXEC,
+	  "A background program's output from the offsets given (0: all still held), and its "
+	  "status; waits up to `wait` seconds for more output (or, with until_exit, for its end). "
+	  "Says how many bytes the ring dropped before the offsets asked; pass the returned "
+	  "next offsets to read on.",
+	  "{\"type\":\"object\",\"properties\":{" BG_ID_PROP ",\"stdout_offset\":{\"type\":"
+	  "\"integer\",\"minimum\":0},\"stderr_offset\":{\"type\":\"integer\",\"minimum\":0},"
+	  "\"wait\":{\"type\":\"number\",\"minimum\":0},\"until_exit\":{\"type\":\"boolean\"}},"
+	  "\"required\":[\"id\"],\"additionalProperties\":false}",
+	  BG_OUTPUT_ARGS, call_bg_output },
+	{ "bg_signal", MSB_CAP_EXEC,
+	  "Send a signal (TERM by default) to a background program's process group.",
+	  "{\"type\":\"object\",\"properties\":{" BG_ID_PROP ",\"signal\":{\"enum\":[\"TERM\","
+	  "\"KILL\",\"INT\",\"HUP\",\"USR1\",\"USR2\"]}},\"required\":[\"id\"],"
+	  "\"additionalProperties\":false}",
+	  BG_SIGNAL_ARGS, call_bg_signal },
+	{ "bg_list", MSB_CAP_EXEC,
+	  "The sandbox's background programs, running or ended, oldest first.",
+	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+	  NO_ARGS, call_bg_list },
 };
 #define N_TOOLS (sizeof TOOLS / sizeof *TOOLS)
 
@@ -201,6 +237,9 @@ static bool listed(const tool_def *t, const msb_mcp_kind *k)
 {
 	if (!(k->capabilities & MSB_BIT(t->capability)))
 		return false;
+	if (t->call == call_exec_background || t->call == call_bg_output ||
+	    t->call == call_bg_signal || t->call == call_bg_list)
+		return k->background;
 	return t->call != call_collect || k->spec->n_declared_outputs > 0;
 }
 
@@ -353,33 +392,52 @@ static msb_errc exec_with_progress(call_ctx *c, const msb_exec_request *req, msb
 	return rc;
 }
 
-static json_t *call_exec(call_ctx *c, msb_error *err)
+/*
+ * exec's and exec_background's arguments (argv, timeout, stdin) into `req`; NULL when they
+ * fit (req->argv then to be freed), else the tool error the model reads.
+ */
+static json_t *exec_args(call_ctx *c, const char *tool, msb_exec_request *req, bool *nomem)
 {
 	json_t *argv = json_object_get(c->args, "argv");
 	size_t n = json_array_size(argv);
+	*nomem = false;
 	if (!json_is_array(argv) || n == 0 || n > 4096)
-		return bad_arg("exec", "argv", "a non-empty array of strings (at most 4096)");
+		return bad_arg(tool, "argv", "a non-empty array of strings (at most 4096)");
 	const char **list = calloc(n + 1, sizeof *list);
-	if (!list)
+	if (!list) {
+		*nomem = true;
 		return NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!(list[i] = json_string_value(json_array_get(argv, i))) ||
 		    strlen(list[i]) != json_string_length(json_array_get(argv, i))) {
 			free(list);
-			return bad_arg("exec", "argv", "an array of strings without NUL bytes");
+			return bad_arg(tool, "argv", "an array of strings without NUL bytes");
 		}
 	double timeout = timeout_arg(c->s, c->args);
 	json_t *in = json_object_get(c->args, "stdin");
 	if (timeout < 0 || (in && !json_is_string(in))) {
 		free(list);
-		return timeout < 0 ? bad_arg("exec", "timeout", "a positive number of seconds within the server's maximum")
-				   : bad_arg("exec", "stdin", "a string");
+		return timeout < 0 ? bad_arg(tool, "timeout", "a positive number of seconds within the server's maximum")
+				   : bad_arg(tool, "stdin", "a string");
 	}
-	msb_exec_request req = { .argv = list, .timeout = timeout };
+	*req = (msb_exec_request){ .argv = list, .timeout = timeout };
 	if (in) {
-		req.stdin_data = json_string_value(in);
-		req.stdin_len = json_string_length(in);
+		req->stdin_data = json_string_value(in);
+		req->stdin_len = json_string_length(in);
 	}
+	return NULL;
+}
+
+static json_t *call_exec(call_ctx *c, msb_error *err)
+{
+	msb_exec_request req;
+	bool nomem;
+	json_t *refused = exec_args(c, "exec", &req, &nomem);
+	if (refused || nomem)
+		return refused;
+	const char **list = (const char **)req.argv;
+	double timeout = req.timeout;
 	msb_exec_result res = { 0 };
 	/* Streamed only where the client asked for progress and the backend can stream. */
 	msb_errc rc = c->s->progress_token && msb_sandbox_can_stream(c->sb)
@@ -681,4 +739,113 @@ json_t *msb_mcp_tools_call(msb_mcp_server *s, const char *name, json_t *args, in
 		snprintf(message, message_size, "out of memory");
 	}
 	return r;
+}
+
+/* ---- background programs (msb/background.h) ---------------------------------------- */
+
+static json_t *bg_status_of(const msb_bg_status *st)
+{
+	json_t *o = json_pack("{s:s, s:I, s:b, s:I, s:I, s:I, s:s}", "id", st->id, "pid",
+			      (json_int_t)st->pid, "running", st->running, "ring_bytes",
+			      (json_int_t)st->ring, "stdout_written", (json_int_t)st->out_written,
+			      "stderr_written", (json_int_t)st->err_written, "command", st->command);
+	if (o && !st->running) {
+		json_object_set_new(o, "exit_code", json_integer(st->exit_code));
+		json_object_set_new(o, "signal", json_integer(st->signal));
+		json_object_set_new(o, "timed_out", json_boolean(st->timed_out));
+	}
+	return o;
+}
+
+static json_t *call_exec_background(call_ctx *c, msb_error *err)
+{
+	msb_exec_request req;
+	bool nomem;
+	json_t *refused = exec_args(c, "exec_background", &req, &nomem);
+	if (refused || nomem)
+		return refused;
+	msb_bg_status st;
+	msb_errc rc = msb_sandbox_bg_start(c->sb, &req, NULL, &st, err);
+	free((void *)req.argv);
+	return rc ? error_result(err) : result_of(bg_status_of(&st), false);
+}
+
+/* A non-negative integer argument (0 when absent); false when it is something else. */
+static bool offset_arg(json_t *args, const char *name, uint64_t *v)
+{
+	json_t *j = json_object_get(args, name);
+	*v = 0;
+	if (!j)
+		return true;
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return false;
+	*v = (uint64_t)json_integer_value(j);
+	return true;
+}
+
+static json_t *call_bg_output(call_ctx *c, msb_error *err)
+{
+	const char *id = string_arg(c->args, "id");
+	msb_bg_read rq = { 0 };
+	json_t *wait = json_object_get(c->args, "wait");
+	json_t *until = json_object_get(c->args, "until_exit");
+	if (!id || !msb_bg_id_valid(id))
+		return bad_arg("bg_output", "id", "what exec_background returned");
+	if (!offset_arg(c->args, "stdout_offset", &rq.out_offset) ||
+	    !offset_arg(c->args, "stderr_offset", &rq.err_offset))
+		return bad_arg("bg_output", "stdout_offset/stderr_offset", "integers >= 0");
+	rq.wait = wait ? json_number_value(wait) : 0;
+	if ((wait && !json_is_number(wait)) || !isfinite(rq.wait) || rq.wait < 0 ||
+	    rq.wait > c->s->max_timeout)
+		return bad_arg("bg_output", "wait", "a number of seconds within the server's maximum");
+	if (until && !json_is_boolean(until))
+		return bad_arg("bg_output", "until_exit", "a boolean");
+	rq.until_exit = until && json_is_true(until);
+	msb_bg_output out;
+	if (msb_sandbox_bg_read(c->sb, id, &rq, &out, err) != MSB_OK)
+		return error_result(err);
+	json_t *o = json_object();
+	json_object_set_new(o, "status", bg_status_of(&out.status));
+	set_bytes(o, "stdout", out.out.data, out.out.len);
+	set_bytes(o, "stderr", out.err.data, out.err.len);
+	json_object_set_new(o, "stdout_dropped", json_integer((json_int_t)out.out_dropped));
+	json_object_set_new(o, "stderr_dropped", json_integer((json_int_t)out.err_dropped));
+	json_object_set_new(o, "next_stdout_offset",
+			    json_integer((json_int_t)(out.out_start + out.out.len)));
+	json_object_set_new(o, "next_stderr_offset",
+			    json_integer((json_int_t)(out.err_start + out.err.len)));
+	msb_bg_output_free(&out);
+	return result_of(o, false);
+}
+
+static json_t *call_bg_signal(call_ctx *c, msb_error *err)
+{
+	static const struct { const char *name; int number; } names[] = {
+		{ "TERM", 15 }, { "KILL", 9 }, { "INT", 2 }, { "HUP", 1 }, { "USR1", 10 }, { "USR2", 12 },
+	};
+	const char *id = string_arg(c->args, "id");
+	const char *name = json_object_get(c->args, "signal") ? string_arg(c->args, "signal") : "TERM";
+	if (!id || !msb_bg_id_valid(id))
+		return bad_arg("bg_signal", "id", "what exec_background returned");
+	int sig = 0;
+	for (size_t i = 0; name && i < sizeof names / sizeof *names; i++)
+		if (!strcmp(name, names[i].name))
+			sig = names[i].number;
+	if (!sig)
+		return bad_arg("bg_signal", "signal", "one of TERM, KILL, INT, HUP, USR1, USR2");
+	if (msb_sandbox_bg_signal(c->sb, id, sig, err) != MSB_OK)
+		return error_result(err);
+	return result_of(json_pack("{s:s, s:s}", "id", id, "signal", name), false);
+}
+
+static json_t *call_bg_list(call_ctx *c, msb_error *err)
+{
+	msb_bg_list list;
+	if (msb_sandbox_bg_list(c->sb, &list, err) != MSB_OK)
+		return error_result(err);
+	json_t *items = json_array();
+	for (size_t i = 0; i < list.n; i++)
+		json_array_append_new(items, bg_status_of(&list.items[i]));
+	msb_bg_list_free(&list);
+	return result_of(json_pack("{s:o}", "programs", items), false);
 }

@@ -486,4 +486,7 @@ MSB_BACKEND_DEFINE(.name = DOCKER_NAME, .isolation = DOCKER_RUNG,
 		   .exec = msb_driver_exec, .run_code = msb_driver_run_code,
 		   .write_file = msb_driver_write_file, .stat_file = msb_driver_stat_file,
 		   .read_file = msb_driver_read_file, .list_dir = msb_driver_list_dir,
-		   .remove = msb_driver_remove, .reclaim = msb_driver_reclaim);
+		   .remove = msb_driver_remove, .reclaim = msb_driver_reclaim,
+		   .exec_stream = msb_driver_exec_stream, .bg_start = msb_driver_bg_start,
+		   .bg_read = msb_driver_bg_read, .bg_signal = msb_driver_bg_signal,
+		   .bg_list = msb_driver_bg_list);

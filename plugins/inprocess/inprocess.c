@@ -70,6 +70,7 @@ static void sandbox_free(inproc_sandbox *sb)
 		free(sb->files[i].data);
 	}
 	free(sb->files);
+	inproc_bg_free(sb);
 	free(sb->scope);
 	free(sb);
 }
@@ -361,6 +362,10 @@ MSB_BACKEND_DEFINE(
 	.remove = inproc_remove,
 	.reclaim = inproc_reclaim,
 	.exec_stream = inproc_exec_stream,
+	.bg_start = inproc_bg_start,
+	.bg_read = inproc_bg_read,
+	.bg_signal = inproc_bg_signal,
+	.bg_list = inproc_bg_list,
 );
 
 /* ---- test hooks (msb_inprocess.h) ------------------------------------------------ */

@@ -31,7 +31,10 @@ typedef struct inproc_sandbox {
 	char *scope, *thread_id, *agent_dir, *call_id, *kind; /* one allocation at `scope` */
 	inproc_file *files;
 	size_t n_files, cap_files;
+	struct inproc_bg *bg;   /* background commands (inprocess_bg.c) */
+	size_t n_bg;
 } inproc_sandbox;
+typedef struct inproc_bg inproc_bg;
 
 typedef struct inproc_record {
 	char *what, *text;
@@ -94,5 +97,14 @@ msb_errc inproc_remove(msb_sandbox_handle *h, const char *path, const char *work
 		       bool recursive, msb_error *err);
 msb_errc inproc_reclaim(msb_sandbox_handle *h, const char *directory, const char *working_directory,
 			double timeout, msb_error *err);
+
+/* inprocess_bg.c */
+void inproc_bg_free(inproc_sandbox *sb);
+msb_errc inproc_bg_start(msb_sandbox_handle *h, const msb_exec_request *req,
+			 const char *const *env, msb_bg_status *started, msb_error *err);
+msb_errc inproc_bg_read(msb_sandbox_handle *h, const char *id, const msb_bg_read *rq,
+			msb_bg_output *out, msb_error *err);
+msb_errc inproc_bg_signal(msb_sandbox_handle *h, const char *id, int signal, msb_error *err);
+msb_errc inproc_bg_list(msb_sandbox_handle *h, msb_bg_list *out, msb_error *err);
 
 #endif

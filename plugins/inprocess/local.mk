@@ -6,6 +6,7 @@ INPROCESS_SOURCES = \
 	plugins/inprocess/inprocess.c \
 	plugins/inprocess/inprocess_config.c \
 	plugins/inprocess/inprocess_run.c \
+	plugins/inprocess/inprocess_bg.c \
 	plugins/inprocess/inprocess_files.c
 plugins_inprocess_inprocess_la_SOURCES = $(INPROCESS_SOURCES)
 plugins_inprocess_inprocess_la_LDFLAGS = $(PLUGIN_LINKFLAGS)

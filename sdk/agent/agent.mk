@@ -4,7 +4,8 @@ msbinclude_HEADERS += sdk/include/msb/agent.h sdk/include/msb/driver.h \
 	sdk/include/msb/launch.h sdk/include/msb/mount_plan.h
 
 # The protocol's framing and request decoding are shared by both sides.
-MSB_AGENT_PROTO_SOURCES = sdk/agent/proto.c sdk/agent/request.c
+# (A request's background id is checked with msb_bg_id_valid, so its file comes along.)
+MSB_AGENT_PROTO_SOURCES = sdk/agent/proto.c sdk/agent/request.c sdk/lib/background.c
 
 sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/config.c \
@@ -13,6 +14,7 @@ sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/client_greet.c \
 	sdk/agent/client_run.c \
 	sdk/agent/client_stream.c \
+	sdk/agent/client_background.c \
 	sdk/agent/client_files.c \
 	sdk/agent/sha256.h \
 	sdk/agent/sha256.c \
@@ -39,6 +41,8 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/serve.c \
 	sdk/agent/run.c \
 	sdk/agent/stream.c \
+	sdk/agent/background.c \
+	sdk/agent/background_read.c \
 	sdk/agent/files.c \
 	sdk/agent/reap.c \
 	sdk/agent/statx_fix.c \

@@ -63,6 +63,49 @@ msb_errc agent_put_status(msb_buf *reply, int status, uint32_t flags, msb_error 
 msb_errc agent_exec_stream(int rfd, int wfd, uint32_t id, const msb_agent_request *req,
 			   msb_buf *reply, msb_error *err);
 
+/*
+ * Background commands (background.c starts and minds them, background_read.c answers for
+ * them). Each lives in a directory of the sandbox's /tmp that every agent process of the
+ * sandbox finds (all of a microVM's per-port agents too), named by the work directory:
+ * <dir>/<id>/{state,out,err,command}. `state` is a bg_state, replaced whole by rename, so a
+ * reader never sees half of one. out and err are rings of `ring` bytes: offset o of a
+ * stream lives at o % ring. Before a write that may overwrite offsets, `reserved` says how
+ * far it reaches, so a reader discards what it read of offsets below reserved - ring.
+ */
+#define AGENT_BG_MAGIC 0x4742534du /* "MSBG" */
+typedef struct agent_bg_state {
+	uint32_t magic;
+	uint32_t running;
+	int64_t pid;                 /* the command, its process group's leader */
+	uint64_t ring;
+	uint64_t written[2];         /* stdout, stderr */
+	uint64_t reserved[2];        /* >= written: what a write under way may reach */
+	uint64_t started_ms;         /* CLOCK_REALTIME */
+	int32_t status;              /* its wait status, once !running */
+	uint32_t timed_out;
+} agent_bg_state;
+/* Written by one build of the agent, read by another (a microVM's ports): its size is fixed. */
+_Static_assert(sizeof(agent_bg_state) == 72, "agent_bg_state's layout changed");
+msb_errc agent_bg_start(int rfd, int wfd, const msb_agent_request *req, msb_buf *reply,
+			msb_error *err);
+msb_errc agent_bg_read(const msb_agent_request *req, msb_buf *reply, msb_error *err);
+msb_errc agent_bg_signal(const msb_agent_request *req, msb_error *err);
+msb_errc agent_bg_list(msb_buf *reply, msb_error *err);
+/* The directory (made when `make`); NULL when it cannot be (the error says why). */
+const char *agent_bg_dir(bool make, msb_error *err);
+/* <dir>/<id>/<file> into `path`; false when it does not fit. */
+bool agent_bg_path(char *path, size_t cap, const char *id, const char *file);
+/* open(2) of <dir>/<id>/<file>, never through a link (O_CREAT makes it 0600); -1 on failure. */
+int agent_bg_open(const char *id, const char *file, int flags);
+/* Read <id>'s state; MSB_E_NOT_FOUND naming it when there is none. */
+msb_errc agent_bg_load(const char *id, agent_bg_state *st, msb_error *err);
+/* Append one BG_STATUS field describing <id> to `reply`. */
+msb_errc agent_bg_put_status(msb_buf *reply, const char *id, const agent_bg_state *st,
+			     msb_error *err);
+/* Remove <id>'s directory; and, at the supervisor's end, the whole directory. */
+void agent_bg_forget(const char *id);
+void agent_bg_cleanup(void);
+
 /* The file operations, confined beneath the request's working directory. */
 msb_errc agent_file_op(const msb_agent_request *req, msb_buf *reply, msb_error *err);
 

@@ -72,6 +72,10 @@ MSB_AGENT_HIDDEN msb_errc msb_agent_check_run_request(const char *op, double tim
 						      const void *stdin_data, size_t stdin_len,
 						      msb_error *err);
 
+/* An exec's ARG*, ENV*, CWD?, MAX_OUTPUT? and STDIN? (exec and bg_start send them alike). */
+MSB_AGENT_HIDDEN msb_errc msb_agent_put_exec_fields(msb_buf *p, const msb_exec_request *req,
+						    const char *const *env, msb_error *err);
+
 /* A request whose reply carries nothing but its status; consumes `payload`. */
 MSB_AGENT_HIDDEN msb_errc msb_agent_simple(msb_agent_client *c, uint16_t type, msb_buf *payload,
 					   double timeout, msb_error *err);

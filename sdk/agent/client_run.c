@@ -178,6 +178,23 @@ msb_errc msb_agent_check_run_request(const char *op, double timeout, const void 
 	return MSB_OK;
 }
 
+msb_errc msb_agent_put_exec_fields(msb_buf *p, const msb_exec_request *req,
+				   const char *const *env, msb_error *err)
+{
+	msb_errc rc = MSB_OK;
+	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
+		rc = msb_agent_put_str(p, MSB_TAG_ARG, *a, err);
+	for (const char *const *e = env; rc == MSB_OK && e && *e; e++)
+		rc = msb_agent_put_str(p, MSB_TAG_ENV, *e, err);
+	if (rc == MSB_OK && req->working_directory)
+		rc = msb_agent_put_str(p, MSB_TAG_CWD, req->working_directory, err);
+	if (rc == MSB_OK && req->max_output)
+		rc = msb_agent_put_u64(p, MSB_TAG_MAX_OUTPUT, req->max_output, err);
+	if (rc == MSB_OK && req->stdin_data)
+		rc = msb_agent_put(p, MSB_TAG_STDIN, req->stdin_data, req->stdin_len, err);
+	return rc;
+}
+
 msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 			const char *const *env, msb_exec_result *res, msb_error *err)
 {
@@ -190,17 +207,7 @@ msb_errc msb_agent_exec(msb_agent_client *c, const msb_exec_request *req,
 	uint64_t timeout_ms;
 	msb_agent_run_deadlines(req->timeout, &queue, &reply, &timeout_ms);
 	msb_buf p = { 0 };
-	msb_errc rc = MSB_OK;
-	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
-		rc = msb_agent_put_str(&p, MSB_TAG_ARG, *a, err);
-	for (const char *const *e = env; rc == MSB_OK && e && *e; e++)
-		rc = msb_agent_put_str(&p, MSB_TAG_ENV, *e, err);
-	if (rc == MSB_OK && req->working_directory)
-		rc = msb_agent_put_str(&p, MSB_TAG_CWD, req->working_directory, err);
-	if (rc == MSB_OK && req->max_output)
-		rc = msb_agent_put_u64(&p, MSB_TAG_MAX_OUTPUT, req->max_output, err);
-	if (rc == MSB_OK && req->stdin_data)
-		rc = msb_agent_put(&p, MSB_TAG_STDIN, req->stdin_data, req->stdin_len, err);
+	msb_errc rc = msb_agent_put_exec_fields(&p, req, env, err);
 	if (rc != MSB_OK) {
 		msb_buf_free(&p);
 		return rc;

@@ -26,17 +26,7 @@
 static msb_errc build_request(const msb_exec_request *req, const msb_exec_stream *st,
 			      msb_buf *p, msb_error *err)
 {
-	msb_errc rc = MSB_OK;
-	for (const char *const *a = req->argv; rc == MSB_OK && *a; a++)
-		rc = msb_agent_put_str(p, MSB_TAG_ARG, *a, err);
-	for (const char *const *e = st->env; rc == MSB_OK && e && *e; e++)
-		rc = msb_agent_put_str(p, MSB_TAG_ENV, *e, err);
-	if (rc == MSB_OK && req->working_directory)
-		rc = msb_agent_put_str(p, MSB_TAG_CWD, req->working_directory, err);
-	if (rc == MSB_OK && req->max_output)
-		rc = msb_agent_put_u64(p, MSB_TAG_MAX_OUTPUT, req->max_output, err);
-	if (rc == MSB_OK && req->stdin_data && req->stdin_len)
-		rc = msb_agent_put(p, MSB_TAG_STDIN, req->stdin_data, req->stdin_len, err);
+	msb_errc rc = msb_agent_put_exec_fields(p, req, st->env, err);
 	if (rc == MSB_OK && st->stdin_fd >= 0)
 		rc = msb_agent_put_u32(p, MSB_TAG_STDIN_OPEN, 1, err);
 	if (rc == MSB_OK && st->rows)

@@ -98,3 +98,28 @@ msb_errc msb_driver_exec_stream(msb_sandbox_handle *h, const msb_exec_request *r
 {
 	return said(h, msb_agent_exec_stream(h->client, req, stream, res, err), err);
 }
+
+/* A background command's ring is the call's max_output, else the backend's configured cap. */
+msb_errc msb_driver_bg_start(msb_sandbox_handle *h, const msb_exec_request *req,
+			     const char *const *env, msb_bg_status *started, msb_error *err)
+{
+	msb_exec_request r = *req;
+	r.max_output = output_cap(h, req->max_output);
+	return said(h, msb_agent_bg_start(h->client, &r, env, started, err), err);
+}
+
+msb_errc msb_driver_bg_read(msb_sandbox_handle *h, const char *id, const msb_bg_read *rq,
+			    msb_bg_output *out, msb_error *err)
+{
+	return said(h, msb_agent_bg_read(h->client, id, rq, out, err), err);
+}
+
+msb_errc msb_driver_bg_signal(msb_sandbox_handle *h, const char *id, int signal, msb_error *err)
+{
+	return said(h, msb_agent_bg_signal(h->client, id, signal, err), err);
+}
+
+msb_errc msb_driver_bg_list(msb_sandbox_handle *h, msb_bg_list *out, msb_error *err)
+{
+	return said(h, msb_agent_bg_list(h->client, out, err), err);
+}

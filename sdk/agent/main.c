@@ -226,6 +226,7 @@ static int serve_listen(const options *o)
 	int lfd = o->listen_path ? listen_on(o->listen_path) : adopt_listener(o->listen_fd);
 	drop_privileges(o);
 	int rc = agent_serve_listen(lfd, o->ready_fd);
+	agent_bg_cleanup();
 	if (o->listen_path)
 		unlink(o->listen_path);
 	return rc;
@@ -244,6 +245,7 @@ static int serve_fds(const options *o)
 	bool shutdown = false;
 	agent_serve_stream(rfd, wfd, &shutdown);
 	agent_kill_descendants();
+	agent_bg_cleanup();
 	return 0;
 }
 
@@ -266,6 +268,7 @@ static int serve_device(const options *o)
 		}
 	}
 	agent_kill_descendants();
+	agent_bg_cleanup();
 	return 0;
 }
 

@@ -62,6 +62,8 @@ const char *msb_agent_type_name(uint16_t type)
 		[MSB_AGENT_SHUTDOWN] = "shutdown",
 		[MSB_AGENT_EXEC_STREAM] = "exec_stream", [MSB_AGENT_OUTPUT] = "output",
 		[MSB_AGENT_INPUT] = "input",        [MSB_AGENT_RESIZE] = "resize",
+		[MSB_AGENT_BG_START] = "bg_start",  [MSB_AGENT_BG_READ] = "bg_read",
+		[MSB_AGENT_BG_SIGNAL] = "bg_signal", [MSB_AGENT_BG_LIST] = "bg_list",
 	};
 	uint16_t base = (uint16_t)(type & ~MSB_AGENT_REPLY);
 	if (base == 0 || base > MSB_AGENT__TYPE_MAX)

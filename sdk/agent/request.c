@@ -91,6 +91,20 @@ static msb_errc take_field(msb_agent_request *req, const msb_agent_field *f, msb
 		return msb_agent_field_u32(f, &req->rows, err);
 	case MSB_TAG_COLS:
 		return msb_agent_field_u32(f, &req->cols, err);
+	case MSB_TAG_BG_ID:
+		return field_cstr(f, "background id", req->type, &req->bg_id, err);
+	case MSB_TAG_OFFSET_OUT:
+		return msb_agent_field_u64(f, &req->offset_out, err);
+	case MSB_TAG_OFFSET_ERR:
+		return msb_agent_field_u64(f, &req->offset_err, err);
+	case MSB_TAG_WAIT_MS:
+		return msb_agent_field_u64(f, &req->wait_ms, err);
+	case MSB_TAG_UNTIL_EXIT:
+		rc = msb_agent_field_u32(f, &u32, err);
+		req->until_exit = u32 != 0;
+		return rc;
+	case MSB_TAG_SIGNAL:
+		return msb_agent_field_u32(f, &req->signal, err);
 	case MSB_TAG_STDIN:
 	case MSB_TAG_CODE:
 	case MSB_TAG_DATA:
@@ -143,6 +157,24 @@ static msb_errc check_required(const msb_agent_request *req, msb_error *err)
 						   "agent protocol: exec_stream refused: environment "
 						   "entry %zu has a name that is not "
 						   "[A-Za-z_][A-Za-z0-9_]*", i + 1);
+		return rc;
+	case MSB_AGENT_BG_START:
+		rc = require(req->argc > 0, req, "argv (at least the program)", err);
+		for (size_t i = 0; rc == MSB_OK && i < req->envc; i++)
+			if (!msb_env_entry_valid(req->env[i], NULL))
+				rc = msb_error_set(err, MSB_E_PROTOCOL,
+						   "agent protocol: bg_start refused: environment "
+						   "entry %zu has a name that is not "
+						   "[A-Za-z_][A-Za-z0-9_]*", i + 1);
+		return rc;
+	case MSB_AGENT_BG_SIGNAL:
+		rc = require(req->signal >= 1 && req->signal <= 64, req, "signal (1..64)", err);
+		/* fall through */
+	case MSB_AGENT_BG_READ:
+		/* The id names a directory of the agent's: its shape is checked before any use. */
+		if (rc == MSB_OK)
+			rc = require(msb_bg_id_valid(req->bg_id), req,
+				     "background id ([0-9a-z], 1 to 32 of them)", err);
 		return rc;
 	case MSB_AGENT_OUTPUT:
 		rc = require(req->stream == MSB_STREAM_STDOUT || req->stream == MSB_STREAM_STDERR,
@@ -215,6 +247,7 @@ void msb_agent_request_free(msb_agent_request *req)
 	free(req->cwd);
 	free(req->path);
 	free(req->workdir);
+	free(req->bg_id);
 	uint16_t type = req->type;
 	memset(req, 0, sizeof *req);
 	req->type = type;

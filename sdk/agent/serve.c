@@ -60,6 +60,14 @@ static msb_errc dispatch(const serve_conn *sc, const msb_agent_request *req, msb
 		return agent_run_code(req, reply, err);
 	case MSB_AGENT_EXEC_STREAM:
 		return agent_exec_stream(sc->rfd, sc->wfd, sc->id, req, reply, err);
+	case MSB_AGENT_BG_START:
+		return agent_bg_start(sc->rfd, sc->wfd, req, reply, err);
+	case MSB_AGENT_BG_READ:
+		return agent_bg_read(req, reply, err);
+	case MSB_AGENT_BG_SIGNAL:
+		return agent_bg_signal(req, err);
+	case MSB_AGENT_BG_LIST:
+		return agent_bg_list(reply, err);
 	case MSB_AGENT_OUTPUT:
 		return msb_error_set(err, MSB_E_PROTOCOL,
 				     "agent protocol: output refused by msb-agent: it is what the "

@@ -41,6 +41,15 @@ static void check_decoded(const msb_agent_request *req, uint16_t type, size_t le
 	if (type == MSB_AGENT_OUTPUT &&
 	    ((req->stream != MSB_STREAM_STDOUT && req->stream != MSB_STREAM_STDERR) || !req->has_data))
 		broken("an output decoded without its stream or data", NULL);
+	if ((type == MSB_AGENT_BG_READ || type == MSB_AGENT_BG_SIGNAL) && !msb_bg_id_valid(req->bg_id))
+		broken("a background request decoded with an id of no handle's shape", req->bg_id);
+	if (type == MSB_AGENT_BG_SIGNAL && (req->signal < 1 || req->signal > 64))
+		broken("a signal decoded that does not exist", NULL);
+	if (type == MSB_AGENT_BG_START && req->argc < 1)
+		broken("a background start decoded without a command", NULL);
+	for (size_t i = 0; type == MSB_AGENT_BG_START && i < req->envc; i++)
+		if (!msb_env_entry_valid(req->env[i], NULL))
+			broken("a background start decoded with an unchecked environment name", req->env[i]);
 	if (req->data_len > len)
 		broken("data longer than the payload", NULL);
 }

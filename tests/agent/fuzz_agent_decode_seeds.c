@@ -74,4 +74,21 @@ void fuzz_replay_seeds(fuzz_corpus *c)
 	msb_agent_put(&b, MSB_TAG_DATA, "typed", 5, NULL);
 	msb_agent_put_u32(&b, MSB_TAG_EOF, 1, NULL);
 	add(c, MSB_AGENT_INPUT, &b);
+	/* The background requests. */
+	msb_agent_put_str(&b, MSB_TAG_ARG, "sleep", NULL);
+	msb_agent_put_str(&b, MSB_TAG_ENV, "N=1", NULL);
+	msb_agent_put_u64(&b, MSB_TAG_MAX_OUTPUT, 1024, NULL);
+	msb_agent_put_u64(&b, MSB_TAG_TIMEOUT_MS, 10, NULL);
+	add(c, MSB_AGENT_BG_START, &b);
+	msb_agent_put_u64(&b, MSB_TAG_OFFSET_OUT, 5, NULL);
+	msb_agent_put_u64(&b, MSB_TAG_OFFSET_ERR, 6, NULL);
+	msb_agent_put_u64(&b, MSB_TAG_WAIT_MS, 100, NULL);
+	msb_agent_put_u32(&b, MSB_TAG_UNTIL_EXIT, 1, NULL);
+	msb_agent_put_str(&b, MSB_TAG_BG_ID, "0123abcd", NULL);
+	add(c, MSB_AGENT_BG_READ, &b);
+	msb_agent_put_u32(&b, MSB_TAG_SIGNAL, 15, NULL);
+	msb_agent_put_str(&b, MSB_TAG_BG_ID, "0123abcd", NULL);
+	add(c, MSB_AGENT_BG_SIGNAL, &b);
+	msb_agent_put_u32(&b, MSB_TAG_RUNNING, 1, NULL); /* nothing it reads: skipped */
+	add(c, MSB_AGENT_BG_LIST, &b);
 }

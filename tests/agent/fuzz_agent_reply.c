@@ -42,6 +42,13 @@ static void check_run(const msb_exec_result *r)
 		broken("more output than asked for was accepted", NULL);
 }
 
+static void check_bg(const msb_bg_status *st)
+{
+	if (!msb_bg_id_valid(st->id) || st->ring == 0 || st->ring > MSB_AGENT_MAX_OUTPUT ||
+	    strlen(st->command) > MSB_BG_COMMAND_MAX)
+		broken("a background status of no honest agent's was accepted", st->id);
+}
+
 /* What a streamed exec handed the callback, per stream. */
 static size_t streamed[3];
 
@@ -60,7 +67,43 @@ static void on_output(void *ctx, msb_stream_id stream, const void *data, size_t 
 static msb_errc call(msb_agent_client *c, unsigned op, msb_error *err)
 {
 	msb_errc rc;
-	switch (op % 10) {
+	switch (op % 14) {
+	case 10:
+	case 11: {
+		const char *argv[] = { "sleep", "1", NULL };
+		msb_exec_request req = { .argv = argv, .max_output = ASKED };
+		msb_bg_status st;
+		msb_bg_output out = { 0 };
+		msb_bg_read rq = { .max_bytes = ASKED, .wait = 1 };
+		rc = op % 14 == 10 ? msb_agent_bg_start(c, &req, NULL, &st, err)
+				   : msb_agent_bg_read(c, "abc", &rq, &out, err);
+		if (rc == MSB_OK && op % 14 == 10)
+			check_bg(&st);
+		if (rc == MSB_OK && op % 14 == 11) {
+			check_bg(&out.status);
+			if (out.out.len > ASKED || out.err.len > ASKED)
+				broken("more background output than asked for was accepted", NULL);
+		}
+		if (rc != MSB_OK && (out.out.len || out.err.len))
+			broken("a refused background read left bytes behind", msb_error_message(err));
+		msb_bg_output_free(&out);
+		return rc;
+	}
+	case 12:
+		return msb_agent_bg_signal(c, "abc", 15, err);
+	case 13: {
+		msb_bg_list list = { 0 };
+		if ((rc = msb_agent_bg_list(c, &list, err)) == MSB_OK) {
+			if (list.n > MSB_AGENT_BG_MAX)
+				broken("more background commands listed than a sandbox holds", NULL);
+			for (size_t i = 0; i < list.n; i++)
+				check_bg(&list.items[i]);
+		} else if (list.n || list.items) {
+			broken("a refused listing left entries behind", msb_error_message(err));
+		}
+		msb_bg_list_free(&list);
+		return rc;
+	}
 	case 9: {
 		const char *argv[] = { "cat", NULL };
 		msb_exec_request req = { .argv = argv, .timeout = 5, .max_output = ASKED };

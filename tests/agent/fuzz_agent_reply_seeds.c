@@ -12,12 +12,14 @@
 msb_errc fuzz_agent_reply_once(const uint8_t *data, size_t size);
 
 /* Which request, as fuzz_agent_reply.c numbers them. */
-enum { PING, EXEC, RUN_CODE, STAT, READ, LIST, WRITE, REMOVE, RECLAIM, EXEC_STREAM };
+enum { PING, EXEC, RUN_CODE, STAT, READ, LIST, WRITE, REMOVE, RECLAIM, EXEC_STREAM, BG_START,
+       BG_READ, BG_SIGNAL, BG_LIST };
 
 static const uint16_t types[] = { MSB_AGENT_PING, MSB_AGENT_EXEC, MSB_AGENT_RUN_CODE,
 				  MSB_AGENT_STAT_FILE, MSB_AGENT_READ_FILE, MSB_AGENT_LIST_DIR,
 				  MSB_AGENT_WRITE_FILE, MSB_AGENT_REMOVE, MSB_AGENT_RECLAIM,
-				  MSB_AGENT_EXEC_STREAM };
+				  MSB_AGENT_EXEC_STREAM, MSB_AGENT_BG_START, MSB_AGENT_BG_READ,
+				  MSB_AGENT_BG_SIGNAL, MSB_AGENT_BG_LIST };
 
 static void put_entry(msb_buf *f, unsigned char kind, const char *path)
 {
@@ -93,6 +95,34 @@ void fuzz_replay_seeds(fuzz_corpus *c)
 	msb_agent_put_u32(&status, MSB_TAG_FLAGS, MSB_AGENT_F_TIMED_OUT, NULL);
 	add(c, EXEC_STREAM, MSB_OK, &status);
 	add(c, EXEC_STREAM, MSB_E_NOT_FOUND, &refusal);
+	/* The background replies: one command's status (with output for a read), a listing. */
+	msb_buf bg = { 0 }, sub = { 0 }, listing = { 0 };
+	msb_agent_put_str(&sub, MSB_TAG_BG_ID, "abc", NULL);
+	msb_agent_put_u64(&sub, MSB_TAG_PID, 42, NULL);
+	msb_agent_put_u32(&sub, MSB_TAG_RUNNING, 0, NULL);
+	msb_agent_put_u64(&sub, MSB_TAG_RING, 64, NULL);
+	msb_agent_put_u64(&sub, MSB_TAG_WRITTEN_OUT, 100, NULL);
+	msb_agent_put_u64(&sub, MSB_TAG_WRITTEN_ERR, 3, NULL);
+	msb_agent_put_u64(&sub, MSB_TAG_STARTED_MS, 1, NULL);
+	msb_agent_put_str(&sub, MSB_TAG_COMMAND, "sleep 1", NULL);
+	msb_agent_put_u32(&sub, MSB_TAG_EXIT_CODE, 0, NULL);
+	msb_agent_put_u32(&sub, MSB_TAG_SIGNAL, 0, NULL);
+	msb_agent_put_u32(&sub, MSB_TAG_FLAGS, 0, NULL);
+	msb_agent_put(&bg, MSB_TAG_BG_STATUS, sub.data, sub.len, NULL);
+	msb_agent_put(&listing, MSB_TAG_BG_STATUS, sub.data, sub.len, NULL);
+	msb_agent_put(&listing, MSB_TAG_BG_STATUS, sub.data, sub.len, NULL);
+	add(c, BG_START, MSB_OK, &bg);
+	msb_agent_put_str(&bg, MSB_TAG_STDOUT, "the end", NULL);
+	msb_agent_put_u64(&bg, MSB_TAG_START_OUT, 93, NULL);
+	msb_agent_put_str(&bg, MSB_TAG_STDERR, "err", NULL);
+	msb_agent_put_u64(&bg, MSB_TAG_START_ERR, 0, NULL);
+	add(c, BG_READ, MSB_OK, &bg);
+	add(c, BG_READ, MSB_E_NOT_FOUND, &refusal);
+	add(c, BG_SIGNAL, MSB_OK, NULL);
+	add(c, BG_LIST, MSB_OK, &listing);
+	msb_buf_free(&bg);
+	msb_buf_free(&sub);
+	msb_buf_free(&listing);
 	msb_buf_free(&status);
 	msb_buf_free(&run);
 	msb_buf_free(&stat);

@@ -17,6 +17,13 @@ tests_agent_test_agent_stream_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_agent_test_agent_stream_LDADD = $(AGENT_TEST_LDADD)
 tests_agent_test_agent_stream_DEPENDENCIES = $(AGENT_TEST_DEPS)
 
+check_PROGRAMS += tests/agent/test_agent_background
+TESTS += tests/agent/test_agent_background
+tests_agent_test_agent_background_SOURCES = tests/agent/test_agent_background.c tests/agent/agent_fixture.h
+tests_agent_test_agent_background_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_agent_test_agent_background_LDADD = $(AGENT_TEST_LDADD)
+tests_agent_test_agent_background_DEPENDENCIES = $(AGENT_TEST_DEPS)
+
 check_PROGRAMS += tests/agent/test_agent_proto tests/agent/test_agent_listen
 TESTS += tests/agent/test_agent_proto tests/agent/test_agent_listen
 tests_agent_test_agent_proto_SOURCES = tests/agent/test_agent_proto.c tests/agent/fake_agent.h
@@ -48,8 +55,8 @@ tests_agent_fuzz_agent_reply_replay_LDADD = sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 
 # libFuzzer targets for the decoder and the client, on demand only: `make fuzz-agent` (clang +
 # libFuzzer). The client's is linked from the SDK's own sources, for coverage.
-FUZZ_AGENT_SRCS = tests/agent/fuzz_agent_decode.c sdk/agent/proto.c sdk/agent/request.c \
-	sdk/lib/error.c sdk/lib/buf.c
+FUZZ_AGENT_SRCS = tests/agent/fuzz_agent_decode.c $(MSB_AGENT_PROTO_SOURCES) \
+	sdk/lib/error.c sdk/lib/buf.c sdk/lib/env.c
 CLEANFILES += tests/agent/fuzz_agent_decode tests/agent/fuzz_agent_reply
 fuzz-agent: $(FUZZ_AGENT_SRCS:%=$(top_srcdir)/%) $(top_srcdir)/tests/agent/fuzz_agent_reply.c
 	@mkdir -p tests/agent

@@ -85,7 +85,7 @@ run "$msb"; expect_status 2 "no command"
 run "$msb" frobnicate; expect_status 2 "unknown command"; expect_err "unknown command 'frobnicate'" "unknown command"
 run "$msb" --help; expect_status 0 "--help"; expect_out "check" "--help lists commands"
 run "$msb" --version; expect_status 0 "--version"; expect_out "plugin ABI 27" "--version"
-for c in check plugins route exec run-code put get ls rm stat reclaim collect dispose; do
+for c in check plugins route exec run-code put get ls rm stat reclaim collect dispose ps attach kill wait; do
 	run "$msb" "$c" --help; expect_status 0 "$c --help"; expect_out "usage: msb" "$c --help"
 done
 run "$msb" -c "$cfg" exec shell -- true; expect_status 2 "exec without --scope/--thread"
@@ -184,7 +184,7 @@ broken=0
 for so in "$fixtures"/*.so; do
 	# Loadable on purpose (their init or a dependency is the point), or slow by design
 	# (a constructor that hangs is refused at the 10 s probe bound; test_loader_hostile has it).
-	case "$(basename "$so")" in good.so|silent.so|same_name.so|abi27.so|hostile_dep_stale_user.so|libhostile_dep_descriptor.so|\
+	case "$(basename "$so")" in good.so|silent.so|same_name.so|abi27.so|abi27s.so|hostile_dep_stale_user.so|libhostile_dep_descriptor.so|\
 		hostile_init_*.so|hostile_ctor_sleep.so|hostile_sysv_hash.so) continue ;; esac
 	broken=$((broken + 1))
 	run "$msb" plugins "$so"; expect_status 1 "plugins $(basename "$so")"
@@ -287,6 +287,13 @@ expect_status 3 "exec passes the guest's exit status"
 [ "$(cat "$tmp/err")" = "boom" ] || fail "exec stderr: $(cat "$tmp/err")"
 run "$msb" -c "$cfg" --json exec shell --scope s --thread t -- fail-with-three; expect_status 3 "exec --json status"
 expect_out '"exit_code": 3, "signal": 0, "timed_out": false, "stdout": "partial", "stderr": "boom"' "exec --json"
+# The fake runs nothing: a background command has ended at once, with its scripted answer.
+run "$msb" -c "$cfg" exec --background shell --scope s --thread t -- fail-with-three; expect_status 0 "exec --background"
+[ "$(cat "$tmp/out")" = "fake1" ] || fail "exec --background prints the handle: $(cat "$tmp/out")"
+run "$msb" -c "$cfg" --json exec --background shell --scope s --thread t -- fail-with-three
+expect_out '"state": "exited", "running": false, "exit_code": 3' "exec --background --json: the fake's command has ended"
+run "$msb" -c "$cfg" exec --background --ring 0 shell --scope s --thread t -- true; expect_status 2 "--ring 0"
+run "$msb" -c "$cfg" exec --ring 10 shell --scope s --thread t -- true; expect_status 2 "--ring without --background"
 run "$msb" -c "$cfg" exec nosuchkind --scope s --thread t -- true; expect_status 125 "exec refused"
 expect_error_line ValueError "exec refused"
 sed 's/default_stdout:/fail_acquire: SandboxBackendError\n      default_stdout:/' "$cfg" >"$tmp/failacq.yaml"

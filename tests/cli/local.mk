@@ -16,3 +16,6 @@ TESTS += tests/cli/cli_report.sh
 EXTRA_DIST += tests/cli/cli_report.sh
 TESTS += tests/cli/default_config.sh
 EXTRA_DIST += tests/cli/default_config.sh
+# Background commands across msb processes (issue 23), on the real process backend.
+TESTS += tests/cli/cli_background.sh
+EXTRA_DIST += tests/cli/cli_background.sh

@@ -1,7 +1,9 @@
 /*
  * test_abi_append.c — the descriptor's append rule, proved with one plugin source built
- * twice: `good` against today's msb/backend.h, `abi27` against a verbatim copy of the
- * header as ABI 27 first shipped (tests/fixtures/abi27_backend.h). The older build loads
+ * three times: `good` against today's msb/backend.h, `abi27` against a verbatim copy of the
+ * header as ABI 27 first shipped (tests/fixtures/abi27_backend.h), `abi27s` against the
+ * header with exec_stream appended but not yet the background operations
+ * (tests/fixtures/abi27s_backend.h). Each older build loads
  * with its smaller struct_size, serves every operation it has exactly as before, and a call
  * needing an appended operation it lacks is refused naming the operation and the plugin —
  * never read past the end of its descriptor.
@@ -9,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +194,90 @@ static void test_streaming_spec_refused_at_route_time(void **state)
 	box_close(&now);
 }
 
+/* Every background call to a build without the operations is refused naming it and the plugin. */
+static void check_bg_refused(const char *fixture, const char *file)
+{
+	box b;
+	box_open(&b, fixture);
+	assert_false(msb_sandbox_can_background(b.sandbox));
+	const char *const argv[] = { "echo", "hi", NULL };
+	msb_exec_request req = { .argv = argv };
+	msb_bg_status st;
+	msb_bg_output out;
+	msb_bg_read rq = { 0 };
+	msb_bg_list list;
+	msb_error err = MSB_ERROR_INIT;
+	const char *ops[] = { "bg_start", "bg_read", "bg_signal", "bg_list" };
+	for (int i = 0; i < 4; i++) {
+		msb_errc rc = i == 0 ? msb_sandbox_bg_start(b.sandbox, &req, NULL, &st, &err)
+			    : i == 1 ? msb_sandbox_bg_read(b.sandbox, "abc", &rq, &out, &err)
+			    : i == 2 ? msb_sandbox_bg_signal(b.sandbox, "abc", 15, &err)
+				     : msb_sandbox_bg_list(b.sandbox, &list, &err);
+		assert_int_equal(rc, MSB_E_NOT_IMPLEMENTED);
+		const char *m = msb_error_message(&err);
+		char want[64];
+		snprintf(want, sizeof want, "the %s operation", ops[i]);
+		if (!strstr(m, want) || !strstr(m, "'fixture_good'") || !strstr(m, file) ||
+		    !strstr(m, "built before the background operations were appended"))
+			fail_msg("%s: %s", fixture, m);
+		msb_error_clear(&err);
+	}
+	box_close(&b);
+}
+
+static void test_background_refused_by_older_builds(void **state)
+{
+	(void)state;
+	check_bg_refused(MSB_TEST_FIXTURE("abi27"), "abi27.so");
+	check_bg_refused(MSB_TEST_FIXTURE("abi27s"), "abi27s.so");
+}
+
+/* The build between the two: loads, streams, its size ends at exec_stream. */
+static void test_stream_build_loads_and_streams(void **state)
+{
+	(void)state;
+	box b;
+	box_open(&b, MSB_TEST_FIXTURE("abi27s"));
+	const struct msb_backend_v27 *d = msb_plugin_descriptor(msb_loader_at(b.loader, 0));
+	assert_int_equal(d->struct_size, offsetof(struct msb_backend_v27, exec_stream) +
+						 sizeof d->exec_stream);
+	assert_true(MSB_BACKEND_HAS(d, exec_stream));
+	assert_false(MSB_BACKEND_HAS(d, bg_start));
+	got g = { 0 };
+	msb_exec_result res = { 0 };
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(stream_echo(&b, &g, &res, &err), MSB_OK);
+	assert_string_equal((char *)g.out.data, "hi\n");
+	msb_buf_free(&g.out);
+	box_close(&b);
+}
+
+static void test_new_build_backgrounds(void **state)
+{
+	(void)state;
+	box b;
+	box_open(&b, MSB_TEST_FIXTURE("good"));
+	assert_true(msb_sandbox_can_background(b.sandbox));
+	const char *const argv[] = { "echo", "hi", NULL };
+	msb_exec_request req = { .argv = argv };
+	msb_bg_status st;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_sandbox_bg_start(b.sandbox, &req, NULL, &st, &err), MSB_OK);
+	assert_string_equal(st.id, "good1");
+	/* A handle of the wrong shape, a signal that does not exist: refused before the backend. */
+	msb_bg_output out;
+	msb_bg_read rq = { 0 };
+	assert_int_equal(msb_sandbox_bg_read(b.sandbox, "../x", &rq, &out, &err), MSB_E_VALUE);
+	msb_error_clear(&err);
+	assert_int_equal(msb_sandbox_bg_signal(b.sandbox, "good1", 0, &err), MSB_E_VALUE);
+	msb_error_clear(&err);
+	const char *const env[] = { "1BAD=x", NULL };
+	assert_int_equal(msb_sandbox_bg_start(b.sandbox, &req, env, &st, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "'1BAD=x'"));
+	msb_error_clear(&err);
+	box_close(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +286,9 @@ int main(void)
 		cmocka_unit_test(test_missing_operation_refused_naming_it_and_the_plugin),
 		cmocka_unit_test(test_new_build_streams),
 		cmocka_unit_test(test_streaming_spec_refused_at_route_time),
+		cmocka_unit_test(test_background_refused_by_older_builds),
+		cmocka_unit_test(test_stream_build_loads_and_streams),
+		cmocka_unit_test(test_new_build_backgrounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

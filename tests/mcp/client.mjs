@@ -28,7 +28,8 @@ check(transport._process !== undefined, "stdio transport started the server");
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-check(names.includes("exec") && names.includes("write_file") && names.includes("read_file"),
+check(names.includes("exec") && names.includes("write_file") && names.includes("read_file") &&
+  names.includes("exec_background") && names.includes("bg_output"),
   "tools/list has the declared surface", names);
 for (const t of tools) {
   check(t.inputSchema.additionalProperties === false, `${t.name}'s schema is closed`);
@@ -108,6 +109,26 @@ if (names.includes("collect")) {
   r = await call("collect", {});
   const res = r.content.find((c) => c.type === "resource");
   check(!r.isError && res && res.resource.text === "report\n", "collect returns the declared output", r);
+}
+if (names.includes("exec_background")) {
+  // A background program: started, read as it runs, listed, signalled, its end read.
+  r = await call("exec_background", { argv: ["sh", "-c", "echo up; trap 'echo bye; exit 5' TERM; while :; do sleep 0.1; done"] });
+  const id = r.structuredContent?.id;
+  check(!r.isError && /^[0-9a-z]+$/.test(id ?? "") && r.structuredContent.running === true, "exec_background returns a running program's id", r);
+  r = await call("bg_output", { id, wait: 10 });
+  check(!r.isError && r.structuredContent.stdout === "up\n" && r.structuredContent.next_stdout_offset === 3,
+    "bg_output waits for its output", r);
+  r = await call("bg_list", {});
+  check(!r.isError && r.structuredContent.programs.some((p) => p.id === id && p.running), "bg_list lists it running", r);
+  r = await call("bg_signal", { id, signal: "TERM" });
+  check(!r.isError, "bg_signal", r);
+  r = await call("bg_output", { id, stdout_offset: 3, wait: 10, until_exit: true });
+  check(!r.isError && r.structuredContent.status.running === false && r.structuredContent.status.exit_code === 5 &&
+    r.structuredContent.stdout === "bye\n", "bg_output until_exit: its end and its last output", r);
+  r = await call("bg_signal", { id });
+  check(r.isError && r.structuredContent.error === "ValueError", "a signal to an ended program is refused", r);
+  r = await call("bg_output", { id: "../x" });
+  check(r.isError, "an id of the wrong shape is refused", r);
 }
 let unknown;
 try { await call("no_such_tool", {}); } catch (e) { unknown = e; }

@@ -181,6 +181,24 @@ specs:
         with self.router.acquire(self.ctx, self.router.spec("shell")) as sb:
             self.assertEqual(sb.read_file("kept.txt", max_bytes=10), b"kept")
 
+    def test_background_commands_outlive_the_router(self):
+        with self.router.acquire(self.ctx, self.router.spec("shell")) as sb:
+            st = sb.bg_start(["sh", "-c", "echo up; trap 'exit 4' TERM; while :; do sleep 0.1; done"])
+            self.assertTrue(st.running)
+        self.router.close()
+        self.router = msb.load(self.cfg)
+        with self.router.acquire(self.ctx, self.router.spec("shell")) as sb:
+            out = sb.bg_read(st.id, wait=10)
+            self.assertEqual((out.stdout, out.stdout_start, out.stdout_dropped), (b"up\n", 0, 0))
+            self.assertIn(st.id, [c.id for c in sb.bg_list() if c.running])
+            sb.bg_signal(st.id, 15)
+            end = sb.bg_read(st.id, stdout_offset=3, wait=10, until_exit=True)
+            self.assertEqual((end.status.running, end.status.exit_code), (False, 4))
+            with self.assertRaises(ValueError):
+                sb.bg_signal(st.id)
+            with self.assertRaises(FileNotFoundError):
+                sb.bg_read("0123abcd")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <msb/background.h>
 #include <msb/error.h>
 #include <msb/loader.h>
 #include <msb/stream.h>
@@ -46,6 +47,23 @@ bool msb_sandbox_can_stream(const msb_sandbox *sandbox);
 msb_errc msb_sandbox_exec_stream(msb_sandbox *sandbox, const msb_exec_request *req,
 				 const msb_exec_stream *stream, msb_exec_result *res,
 				 msb_error *err);
+/*
+ * Background commands (msb/background.h): start one and get its handle, read its output
+ * (waiting as `rq` says), signal it, list the sandbox's. Gated by the exec capability; a
+ * backend whose plugin lacks the operation (one built before the background operations were
+ * appended, or one that leaves them NULL) is refused with MSB_E_NOT_IMPLEMENTED naming the
+ * operation, the backend and its plugin file. bg_start's env entries are checked as
+ * exec_stream's; req->timeout bounds the command's life (0: none), req->max_output is its
+ * ring per stream (0: the backend's default).
+ */
+bool msb_sandbox_can_background(const msb_sandbox *sandbox);
+msb_errc msb_sandbox_bg_start(msb_sandbox *sandbox, const msb_exec_request *req,
+			      const char *const *env, msb_bg_status *started, msb_error *err);
+msb_errc msb_sandbox_bg_read(msb_sandbox *sandbox, const char *id, const msb_bg_read *rq,
+			     msb_bg_output *out, msb_error *err);
+msb_errc msb_sandbox_bg_signal(msb_sandbox *sandbox, const char *id, int signal,
+			       msb_error *err);
+msb_errc msb_sandbox_bg_list(msb_sandbox *sandbox, msb_bg_list *out, msb_error *err);
 msb_errc msb_sandbox_run_code(msb_sandbox *sandbox, const char *code, double timeout,
 			      msb_exec_result *res, msb_error *err);
 /* working_directory NULL means the spec's work_dir, for every file operation. */

@@ -28,7 +28,8 @@ from typing import Callable, List, Optional, Union
 from . import _lib
 
 __all__ = ["load", "Router", "Sandbox", "CallerContext", "SandboxKey", "ExecResult", "Entry",
-           "DisposalFailure", "ScopePurge", "SandboxError", "errors"]
+           "DisposalFailure", "ScopePurge", "SandboxError", "errors", "BackgroundStatus",
+           "BackgroundOutput"]
 
 
 # ---- errors ---------------------------------------------------------------------------
@@ -174,6 +175,57 @@ class Artifact:
     call_id: Optional[str]
 
 
+@dataclasses.dataclass(frozen=True)
+class BackgroundStatus:
+    id: str
+    pid: int            # as the guest sees it
+    running: bool
+    exit_code: int      # once not running
+    signal: int
+    timed_out: bool
+    ring: int           # bytes of each stream the guest keeps (the newest)
+    stdout_written: int
+    stderr_written: int
+    started: float      # seconds since the epoch, the guest's clock
+    command: str
+
+
+@dataclasses.dataclass(frozen=True)
+class BackgroundOutput:
+    status: BackgroundStatus
+    stdout: bytes
+    stderr: bytes
+    stdout_start: int   # the offset of stdout's first byte
+    stderr_start: int
+    stdout_dropped: int  # bytes asked for that the ring had dropped
+    stderr_dropped: int
+
+
+def _request(op, argv, timeout, working_directory, stdin, max_output):
+    """An msb_exec_request, and what it points at (kept alive as long as the request is)."""
+    if isinstance(argv, (str, bytes)):
+        raise errors.ValueError(f"{op} takes an argv list, never a shell string")
+    args = (ctypes.c_char_p * (len(argv) + 1))(*[_b(a) for a in argv], None)
+    req = _lib.ExecRequest()
+    req.argv = args
+    req.working_directory = _b(working_directory)
+    req.timeout = float(timeout)
+    req.max_output = max_output
+    keep = [args]
+    if stdin is not None:
+        buf = ctypes.create_string_buffer(bytes(stdin), len(stdin))
+        keep.append(buf)
+        req.stdin_data = ctypes.cast(buf, ctypes.c_void_p)
+        req.stdin_len = len(stdin)
+    return req, keep
+
+
+def _bg_status(st: _lib.BgStatus) -> BackgroundStatus:
+    return BackgroundStatus(st.id.decode(), st.pid, bool(st.running), st.exit_code, st.signal,
+                            bool(st.timed_out), st.ring, st.out_written, st.err_written,
+                            st.started, st.command.decode(errors="replace"))
+
+
 def _word(axis: int, value: int) -> str:
     w = _lib.word_name(axis, value)
     return w.decode() if w else str(value)
@@ -234,19 +286,7 @@ class Sandbox:
 
     def exec(self, argv: List[str], *, timeout: float = 0, working_directory: Optional[str] = None,
              stdin: Optional[bytes] = None, max_output: int = 0) -> ExecResult:
-        if isinstance(argv, (str, bytes)):
-            raise errors.ValueError("exec takes an argv list, never a shell string")
-        args = (ctypes.c_char_p * (len(argv) + 1))(*[_b(a) for a in argv], None)
-        req = _lib.ExecRequest()
-        req.argv = args
-        req.working_directory = _b(working_directory)
-        req.timeout = float(timeout)
-        req.max_output = max_output
-        keep = None
-        if stdin is not None:
-            keep = ctypes.create_string_buffer(bytes(stdin), len(stdin))
-            req.stdin_data = ctypes.cast(keep, ctypes.c_void_p)
-            req.stdin_len = len(stdin)
+        req, keep = _request("exec", argv, timeout, working_directory, stdin, max_output)
         res = _lib.ExecResult()
         err = _lib.Error()
         rc = _lib.sandbox_exec(self._handle(), ctypes.byref(req), ctypes.byref(res), ctypes.byref(err))
@@ -255,6 +295,46 @@ class Sandbox:
             return _result(res)
         finally:
             _lib.exec_result_free(ctypes.byref(res))
+
+    def bg_start(self, argv: List[str], *, timeout: float = 0, working_directory: Optional[str] = None,
+                 stdin: Optional[bytes] = None, ring: int = 0) -> BackgroundStatus:
+        """Start argv and leave it running (it outlives this process, and dies with the
+        sandbox); its status, `id` the handle any process holding the sandbox can use."""
+        req, keep = _request("bg_start", argv, timeout, working_directory, stdin, ring)
+        st = _lib.BgStatus()
+        err = _lib.Error()
+        _check(_lib.sandbox_bg_start(self._handle(), ctypes.byref(req), None, ctypes.byref(st),
+                                     ctypes.byref(err)), err)
+        return _bg_status(st)
+
+    def bg_read(self, id: str, *, stdout_offset: int = 0, stderr_offset: int = 0,
+                max_bytes: int = 0, wait: float = 0, until_exit: bool = False) -> BackgroundOutput:
+        """The output held from the offsets, waiting up to `wait` s for more (or the end)."""
+        rq = _lib.BgRead(stdout_offset, stderr_offset, max_bytes, float(wait), until_exit)
+        out = _lib.BgOutput()
+        err = _lib.Error()
+        rc = _lib.sandbox_bg_read(self._handle(), _b(id), ctypes.byref(rq), ctypes.byref(out),
+                                  ctypes.byref(err))
+        try:
+            _check(rc, err)
+            return BackgroundOutput(_bg_status(out.status), out.out.bytes(), out.err.bytes(),
+                                    out.out_start, out.err_start, out.out_dropped, out.err_dropped)
+        finally:
+            _lib.bg_output_free(ctypes.byref(out))
+
+    def bg_signal(self, id: str, signal: int = 15) -> None:
+        err = _lib.Error()
+        _check(_lib.sandbox_bg_signal(self._handle(), _b(id), int(signal), ctypes.byref(err)), err)
+
+    def bg_list(self) -> List[BackgroundStatus]:
+        out = _lib.BgList()
+        err = _lib.Error()
+        rc = _lib.sandbox_bg_list(self._handle(), ctypes.byref(out), ctypes.byref(err))
+        try:
+            _check(rc, err)
+            return [_bg_status(out.items[i]) for i in range(out.n)]
+        finally:
+            _lib.bg_list_free(ctypes.byref(out))
 
     def run_code(self, code: str, *, timeout: float) -> ExecResult:
         res = _lib.ExecResult()

@@ -83,6 +83,33 @@ class LandedList(ctypes.Structure):
     _fields_ = [("items", ctypes.POINTER(Landed)), ("len", ctypes.c_size_t)]
 
 
+BG_ID_MAX, BG_COMMAND_MAX = 32, 256
+
+
+class BgStatus(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_char * (BG_ID_MAX + 1)), ("pid", ctypes.c_int64),
+                ("running", ctypes.c_bool), ("exit_code", ctypes.c_int), ("signal", ctypes.c_int),
+                ("timed_out", ctypes.c_bool), ("ring", ctypes.c_uint64),
+                ("out_written", ctypes.c_uint64), ("err_written", ctypes.c_uint64),
+                ("started", ctypes.c_double), ("command", ctypes.c_char * (BG_COMMAND_MAX + 1))]
+
+
+class BgRead(ctypes.Structure):
+    _fields_ = [("out_offset", ctypes.c_uint64), ("err_offset", ctypes.c_uint64),
+                ("max_bytes", ctypes.c_uint64), ("wait", ctypes.c_double),
+                ("until_exit", ctypes.c_bool)]
+
+
+class BgOutput(ctypes.Structure):
+    _fields_ = [("status", BgStatus), ("out", Buf), ("err", Buf), ("out_start", ctypes.c_uint64),
+                ("err_start", ctypes.c_uint64), ("out_dropped", ctypes.c_uint64),
+                ("err_dropped", ctypes.c_uint64)]
+
+
+class BgList(ctypes.Structure):
+    _fields_ = [("items", ctypes.POINTER(BgStatus)), ("n", ctypes.c_size_t)]
+
+
 DELIVER = ctypes.CFUNCTYPE(c_errc, ctypes.c_void_p, ctypes.POINTER(Artifact),
                            ctypes.POINTER(Landed), ctypes.POINTER(Error))
 
@@ -146,6 +173,14 @@ sandbox_remove = _sig("msb_sandbox_remove", c_errc, P, ctypes.c_char_p, ctypes.c
                       ctypes.c_bool, E)
 sandbox_reclaim = _sig("msb_sandbox_reclaim", c_errc, P, ctypes.c_char_p, ctypes.c_char_p,
                        ctypes.c_double, E)
+sandbox_bg_start = _sig("msb_sandbox_bg_start", c_errc, P, ctypes.POINTER(ExecRequest),
+                        ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(BgStatus), E)
+sandbox_bg_read = _sig("msb_sandbox_bg_read", c_errc, P, ctypes.c_char_p, ctypes.POINTER(BgRead),
+                       ctypes.POINTER(BgOutput), E)
+sandbox_bg_signal = _sig("msb_sandbox_bg_signal", c_errc, P, ctypes.c_char_p, ctypes.c_int, E)
+sandbox_bg_list = _sig("msb_sandbox_bg_list", c_errc, P, ctypes.POINTER(BgList), E)
+bg_output_free = _sig("msb_bg_output_free", None, ctypes.POINTER(BgOutput))
+bg_list_free = _sig("msb_bg_list_free", None, ctypes.POINTER(BgList))
 exec_result_free = _sig("msb_exec_result_free", None, ctypes.POINTER(ExecResult))
 buf_free = _sig("msb_buf_free", None, ctypes.POINTER(Buf))
 entry_list_free = _sig("msb_entry_list_free", None, ctypes.POINTER(EntryList))

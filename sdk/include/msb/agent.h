@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <msb/background.h>
 #include <msb/error.h>
 #include <msb/stream.h>
 #include <msb/types.h>
@@ -85,7 +86,22 @@ typedef enum msb_agent_type {
 	MSB_AGENT_OUTPUT = 13,    /* agent to host: STREAM DATA; never more than the cap in all */
 	MSB_AGENT_INPUT = 14,     /* host to agent: DATA? EOF?; EOF closes the command's stdin */
 	MSB_AGENT_RESIZE = 15,    /* host to agent: ROWS COLS of a streamed exec's terminal */
-	MSB_AGENT__TYPE_MAX = 15
+	/*
+	 * Background commands (msb/background.h). Plain requests, one reply each, so version 2
+	 * still holds: an agent that predates them refuses the type by number.
+	 *   BG_START   ARG* CWD? ENV* TIMEOUT_MS? MAX_OUTPUT?(the ring) STDIN?; reply BG_STATUS
+	 *   BG_READ    BG_ID OFFSET_OUT? OFFSET_ERR? MAX_BYTES? WAIT_MS? UNTIL_EXIT?;
+	 *              reply BG_STATUS STDOUT STDERR START_OUT START_ERR
+	 *   BG_SIGNAL  BG_ID SIGNAL
+	 *   BG_LIST    nothing; reply BG_STATUS*
+	 * BG_STATUS is a field whose value is itself fields: BG_ID PID RUNNING RING WRITTEN_OUT
+	 * WRITTEN_ERR STARTED_MS COMMAND, and once ended EXIT_CODE SIGNAL FLAGS.
+	 */
+	MSB_AGENT_BG_START = 16,
+	MSB_AGENT_BG_READ = 17,
+	MSB_AGENT_BG_SIGNAL = 18,
+	MSB_AGENT_BG_LIST = 19,
+	MSB_AGENT__TYPE_MAX = 19
 } msb_agent_type;
 #define MSB_AGENT_REPLY 0x8000u
 
@@ -120,6 +136,21 @@ typedef enum msb_agent_tag {
 	MSB_TAG_STDIN_OPEN = 52, /* u32 0/1: stdin stays open for INPUT frames after STDIN */
 	MSB_TAG_ROWS = 53,       /* u32 1..65535: EXEC_STREAM under a terminal of this size; RESIZE */
 	MSB_TAG_COLS = 54,       /* u32 1..65535 */
+	MSB_TAG_BG_ID = 60,      /* bytes: a background command's handle, [0-9a-z]{1,32} */
+	MSB_TAG_BG_STATUS = 61,  /* bytes: the fields of one command's status (see BG_START) */
+	MSB_TAG_OFFSET_OUT = 62, /* u64: BG_READ from this stdout offset */
+	MSB_TAG_OFFSET_ERR = 63, /* u64 */
+	MSB_TAG_WAIT_MS = 64,    /* u64: BG_READ waits up to this for output or the end */
+	MSB_TAG_UNTIL_EXIT = 65, /* u32 0/1: ... for the end alone */
+	MSB_TAG_PID = 66,        /* u64 */
+	MSB_TAG_RUNNING = 67,    /* u32 0/1 */
+	MSB_TAG_RING = 68,       /* u64: bytes of each stream kept */
+	MSB_TAG_WRITTEN_OUT = 69, /* u64: bytes written to stdout so far */
+	MSB_TAG_WRITTEN_ERR = 70, /* u64 */
+	MSB_TAG_START_OUT = 71,  /* u64: the offset of the reply's STDOUT */
+	MSB_TAG_START_ERR = 72,  /* u64 */
+	MSB_TAG_STARTED_MS = 73, /* u64: ms since the epoch */
+	MSB_TAG_COMMAND = 74,    /* bytes: argv joined, cut at MSB_BG_COMMAND_MAX */
 } msb_agent_tag;
 
 /* MSB_TAG_FLAGS bits of an exec/run_code reply. */
@@ -236,6 +267,10 @@ typedef struct msb_agent_request {
 	uint32_t stream;      /* OUTPUT: MSB_STREAM_STDOUT or MSB_STREAM_STDERR */
 	bool eof;             /* INPUT: close the command's stdin after DATA */
 	uint32_t rows, cols;  /* EXEC_STREAM: a terminal of this size (0: none); RESIZE */
+	char *bg_id;          /* BG_READ, BG_SIGNAL: checked with msb_bg_id_valid */
+	uint64_t offset_out, offset_err, wait_ms; /* BG_READ */
+	bool until_exit;      /* BG_READ */
+	uint32_t signal;      /* BG_SIGNAL: 1..64 */
 } msb_agent_request;
 
 /*
@@ -430,6 +465,29 @@ msb_errc msb_agent_exec_stream(msb_agent_client *client, const msb_exec_request 
  */
 msb_errc msb_agent_output_decode(const unsigned char *payload, size_t len, uint32_t *stream,
 				 const unsigned char **data, size_t *data_len, msb_error *err);
+
+/*
+ * The background operations (msb/background.h). bg_read's reply is bounded by what it
+ * asked for (max_bytes per stream); its wait by rq->wait plus the grace. An agent's
+ * answer is untrusted: a status whose fields are missing or malformed, an id that is not
+ * a handle's shape, output past max_bytes, or more entries than MSB_AGENT_BG_MAX is
+ * refused with MSB_E_PROTOCOL.
+ */
+#define MSB_AGENT_BG_MAX 64u
+msb_errc msb_agent_bg_start(msb_agent_client *client, const msb_exec_request *req,
+			    const char *const *env, msb_bg_status *started, msb_error *err);
+msb_errc msb_agent_bg_read(msb_agent_client *client, const char *id, const msb_bg_read *rq,
+			   msb_bg_output *out, msb_error *err);
+msb_errc msb_agent_bg_signal(msb_agent_client *client, const char *id, int signal,
+			     msb_error *err);
+msb_errc msb_agent_bg_list(msb_agent_client *client, msb_bg_list *out, msb_error *err);
+/*
+ * Decode a BG_START, BG_READ or BG_LIST reply's payload (after its status was checked)
+ * into `out` / `list`, bounded by `max_bytes` per stream. Exposed for fuzzing.
+ */
+msb_errc msb_agent_bg_reply_decode(uint16_t type, const unsigned char *payload, size_t len,
+				   uint64_t max_bytes, msb_bg_output *out, msb_bg_list *list,
+				   msb_error *err);
 
 /* Ask the agent to kill everything it started and exit; MSB_OK once it has said so. */
 msb_errc msb_agent_shutdown(msb_agent_client *client, double timeout, msb_error *err);

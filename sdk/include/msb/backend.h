@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <msb/background.h>
 #include <msb/error.h>
 #include <msb/node.h>
 #include <msb/stream.h>
@@ -222,6 +223,28 @@ struct msb_backend_v27 {
 	 */
 	msb_errc (*exec_stream)(msb_sandbox_handle *sandbox, const msb_exec_request *req,
 				const msb_exec_stream *stream, msb_exec_result *res, msb_error *err);
+
+	/* ---- appended operations (issue 23, background commands) ---------------------- */
+	/*
+	 * Optional (exec capability), all four or none (msb/background.h says what they
+	 * mean). A plugin built before these were appended (struct_size ending at
+	 * exec_stream) keeps loading; a background call to it is refused naming the
+	 * operation and the plugin.
+	 *
+	 * bg_start: start req->argv (req->max_output the ring per stream, req->timeout its
+	 * lifetime, 0: none) with `env` added, and fill *started, its id above all.
+	 */
+	msb_errc (*bg_start)(msb_sandbox_handle *sandbox, const msb_exec_request *req,
+			     const char *const *env, msb_bg_status *started, msb_error *err);
+	/* The output held from the offsets asked, waiting as rq says; an unknown id is
+	 * MSB_E_NOT_FOUND. */
+	msb_errc (*bg_read)(msb_sandbox_handle *sandbox, const char *id, const msb_bg_read *rq,
+			    msb_bg_output *out, msb_error *err);
+	/* Send `signal` to the command's process group; one that ended is MSB_E_VALUE. */
+	msb_errc (*bg_signal)(msb_sandbox_handle *sandbox, const char *id, int signal,
+			      msb_error *err);
+	/* Every background command the sandbox knows, running or ended, oldest first. */
+	msb_errc (*bg_list)(msb_sandbox_handle *sandbox, msb_bg_list *out, msb_error *err);
 };
 
 /* The size of the descriptor as ABI 27 first shipped it: what the loader requires at least. */

@@ -236,6 +236,14 @@ msb_errc msb_driver_reclaim(msb_sandbox_handle *sandbox, const char *directory,
 msb_errc msb_driver_exec_stream(msb_sandbox_handle *sandbox, const msb_exec_request *req,
 				const msb_exec_stream *stream, msb_exec_result *res,
 				msb_error *err);
+/* The background operations (msb/background.h), through the agent. */
+msb_errc msb_driver_bg_start(msb_sandbox_handle *sandbox, const msb_exec_request *req,
+			     const char *const *env, msb_bg_status *started, msb_error *err);
+msb_errc msb_driver_bg_read(msb_sandbox_handle *sandbox, const char *id, const msb_bg_read *rq,
+			    msb_bg_output *out, msb_error *err);
+msb_errc msb_driver_bg_signal(msb_sandbox_handle *sandbox, const char *id, int signal,
+			      msb_error *err);
+msb_errc msb_driver_bg_list(msb_sandbox_handle *sandbox, msb_bg_list *out, msb_error *err);
 
 /* The sandbox's box (paths, name) behind a handle, e.g. for a test or a plugin's own op. */
 const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *sandbox);
@@ -290,7 +298,9 @@ extern const bool msb_driver_observes_egress; /* true */
 	.run_code = msb_driver_run_code, .write_file = msb_driver_write_file,           \
 	.stat_file = msb_driver_stat_file, .read_file = msb_driver_read_file,           \
 	.list_dir = msb_driver_list_dir, .remove = msb_driver_remove,                   \
-	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream
+	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream,              \
+	.bg_start = msb_driver_bg_start, .bg_read = msb_driver_bg_read,                       \
+	.bg_signal = msb_driver_bg_signal, .bg_list = msb_driver_bg_list
 
 #ifdef __cplusplus
 }
