@@ -34,6 +34,7 @@ struct msb_router {
 	pthread_cond_t settled;       /* broadcast whenever an in-flight acquire settles */
 	struct router_entry *buckets[ROUTER_BUCKETS];
 	struct router_unclean *unclean;
+	struct msb_pool *pool;        /* owned; NULL: no warm pool (issue 22) */
 };
 
 /* One backend sandbox handle, shared by every msb_sandbox that reached it. */
@@ -41,6 +42,7 @@ struct router_slot {
 	atomic_uint refs;
 	const msb_backend *backend;
 	msb_sandbox_handle *handle;
+	bool pooled;                  /* adopted from a warm pool rather than started cold */
 };
 
 /* What the host holds: its own copy of the key, the spec and the served posture. */

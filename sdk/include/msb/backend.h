@@ -222,6 +222,22 @@ struct msb_backend_v27 {
 	 */
 	msb_errc (*exec_stream)(msb_sandbox_handle *sandbox, const msb_exec_request *req,
 				const msb_exec_stream *stream, msb_exec_result *res, msb_error *err);
+
+	/* ---- appended operations (issue 22): warm pools ------------------------------- */
+	/*
+	 * Optional. Make the running sandbox of (`entry`, spec->kind) — one a pool started
+	 * ahead under a pool key — the sandbox of (`key`, spec->kind), atomically, and hand it
+	 * out as acquire would: it takes the key's identity wherever the backend keeps one
+	 * (state-dir name, metadata, labels), so dispose(key) reaches it and nothing addresses
+	 * it under `entry` again. Safe under concurrent callers across processes: two adopts of
+	 * one entry never both succeed. Refused, leaving nothing of `key` behind, when `entry`
+	 * has no live sandbox (MSB_E_NOT_FOUND: gone, claimed, or dead), when it no longer is
+	 * what `spec` would start (MSB_E_VALUE: stale — an image re-imported under its name)
+	 * or when `key` already has one (MSB_E_BACKEND). The host disposes a refused entry.
+	 * A backend without it serves no pool: a config asking for one is refused at load.
+	 */
+	msb_errc (*adopt)(msb_backend_instance *self, const msb_key *entry, const msb_key *key,
+			  const msb_spec *spec, msb_sandbox_handle **sandbox, msb_error *err);
 };
 
 /* The size of the descriptor as ABI 27 first shipped it: what the loader requires at least. */
