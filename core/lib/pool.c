@@ -95,12 +95,10 @@ msb_errc msb_pool_new(msb_router *router, const char *dir, msb_pool **out, msb_e
 		free(p);
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	}
-	if (p->dir[0] != '/' || mkdir_all(p->dir) < 0) {
-		msb_errc rc = p->dir[0] != '/'
-				      ? msb_error_set(err, MSB_E_VALUE, "pool: refused pool directory '%s': "
-						      "not an absolute path", p->dir)
-				      : msb_error_set_errno(err, MSB_E_OS, errno, "pool: cannot make its "
-							    "directory %s", p->dir);
+	/* Made by the first fill, 0700: building a pool (msb check) touches no file. */
+	if (p->dir[0] != '/') {
+		msb_errc rc = msb_error_set(err, MSB_E_VALUE, "pool: refused pool directory '%s': not "
+					    "an absolute path", p->dir);
 		free(p->dir);
 		free(p);
 		return rc;

@@ -50,7 +50,7 @@ typedef struct msb_pool msb_pool;
 
 /*
  * A pool over `router`'s backends, its registry under `dir` (NULL: /run/msb/pool as root,
- * else $XDG_RUNTIME_DIR/msb/pool, else /tmp/msb-<uid>/pool), created 0700.
+ * else $XDG_RUNTIME_DIR/msb/pool, else /tmp/msb-<uid>/pool), created 0700 by the first fill.
  */
 msb_errc msb_pool_new(msb_router *router, const char *dir, msb_pool **out, msb_error *err);
 /* Stop the filler (if started) and free the pool. Entries stay: see msb_pool_drain. */
