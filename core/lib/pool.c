@@ -293,6 +293,17 @@ static void dispose_entry(const msb_pool *p, const msb_backend *b, const msb_key
 	msb_disposal_failure_free(&f);
 }
 
+static void relist(const char *dir, const char *id)
+{
+	char leaf[2 + POOL_ID_HEX];
+	snprintf(leaf, sizeof leaf, "e-%s", id);
+	char *path = join(dir, leaf);
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
 static void kick(msb_pool *p)
 {
 	pthread_mutex_lock(&p->lock);
@@ -322,9 +333,15 @@ bool pool_take(msb_pool *p, const msb_backend *b, const msb_key *key, const msb_
 	     tries++) {
 		msb_key ek = entry_key(w->hash, id);
 		msb_error why = MSB_ERROR_INIT;
+		*handle = NULL;
 		msb_errc rc = adopt(b->self, &ek, key, spec, handle, &why);
 		if (rc == MSB_OK && *handle) {
 			adopted = true;
+		} else if (rc == MSB_OK) {
+			/* The key has its own sandbox already: the untouched entry is listed again. */
+			relist(w->dir, id);
+			msb_error_clear(&why);
+			break;
 		} else {
 			pool_warn(p, "pool: sandbox backend '%s' refused to adopt entry %s for the '%s' "
 				  "workload (%s: %s); it is disposed", b->name, id, spec->kind,

@@ -274,11 +274,13 @@ static msb_errc inproc_adopt(msb_backend_instance *self, const msb_key *entry, c
 		rc = msb_error_set(err, MSB_E_NOT_FOUND, "inprocess backend '%s': no sandbox of pool "
 				   "entry '%s' (kind '%s') to adopt", INPROCESS_NAME, nz(entry->call_id),
 				   spec->kind);
-	else if (find(self, key, spec->kind))
-		rc = msb_error_set(err, MSB_E_BACKEND, "inprocess backend '%s': refused to adopt pool "
-				   "entry '%s': the key already has a '%s' sandbox", INPROCESS_NAME,
-				   nz(entry->call_id), spec->kind);
-	else if (!sandbox_name(sb, key, spec->kind))
+	else if (find(self, key, spec->kind)) {
+		/* The key's own is there: the entry stays an entry (the contract's OK, no handle). */
+		pthread_mutex_unlock(&self->lock);
+		free(h);
+		*out = NULL;
+		return MSB_OK;
+	} else if (!sandbox_name(sb, key, spec->kind))
 		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	if (rc == MSB_OK)
 		sb->refs++;

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,16 +34,18 @@ static msb_errc adopted_hook(msb_backend_instance *inst, const char *old_dir,
 
 /* Under both locks: check the entry and rename it to the key's name. */
 static msb_errc move(msb_backend_instance *inst, driver_paths *to, driver_paths *from,
-		     const msb_key *entry, const msb_key *key, const msb_spec *spec, msb_error *err)
+		     const msb_key *entry, const msb_key *key, const msb_spec *spec, bool *renamed,
+		     bool *taken, msb_error *err)
 {
 	const char *bn = inst->boundary.name;
 	struct stat st;
 	driver_key ke, kk;
 	driver_key_from(entry, &ke);
 	driver_key_from(key, &kk);
-	if (lstat(to->dir, &st) == 0)
-		return msb_error_set(err, MSB_E_BACKEND, "backend %s: refused to adopt pool entry %s: the "
-				     "key already has a sandbox (%s)", bn, from->name, to->name);
+	if (lstat(to->dir, &st) == 0) {
+		*taken = true; /* the key's own (from an earlier run): the entry is left as it was */
+		return MSB_OK;
+	}
 	if (lstat(from->dir, &st) != 0 || !driver_meta_matches(from, &ke, false))
 		return msb_error_set(err, MSB_E_NOT_FOUND, "backend %s: pool entry %s is gone (disposed, "
 				     "or adopted by another caller)", bn, from->name);
@@ -64,7 +67,18 @@ static msb_errc move(msb_backend_instance *inst, driver_paths *to, driver_paths 
 	if (rename(from->dir, to->dir) != 0)
 		return msb_error_set_errno(err, MSB_E_OS, errno, "backend %s: adopting pool entry %s: "
 					   "rename %s to %s", bn, from->name, from->dir, to->dir);
-	rc = driver_meta_write(to, &kk, spec->kind, err);
+	*renamed = true;
+	/* The key's metadata replaces the entry's in one rename: never a directory without. */
+	driver_paths next = *to;
+	next.meta = msb_driver_path(to->dir, "meta.new");
+	if (!next.meta)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	unlink(next.meta);
+	rc = driver_meta_write(&next, &kk, spec->kind, err);
+	if (rc == MSB_OK && rename(next.meta, to->meta) != 0)
+		rc = msb_error_set_errno(err, MSB_E_OS, errno, "backend %s: adopting pool entry %s: "
+					 "rename %s", bn, from->name, next.meta);
+	free(next.meta);
 	if (rc == MSB_OK)
 		rc = adopted_hook(inst, from->dir, to, err);
 	return rc;
@@ -94,11 +108,12 @@ msb_errc msb_driver_adopt(msb_backend_instance *inst, const msb_key *entry, cons
 		return rc;
 	int lt = driver_lock(&to, err);
 	int lf = lt < 0 ? -1 : driver_lock(&from, err);
+	bool renamed = false, taken = false;
 	if (lf < 0) {
 		rc = MSB_E_BACKEND;
 	} else {
-		rc = move(inst, &to, &from, entry, key, spec, err);
-		if (rc != MSB_OK && access(to.dir, F_OK) == 0) {
+		rc = move(inst, &to, &from, entry, key, spec, &renamed, &taken, err);
+		if (rc != MSB_OK && renamed) {
 			/* Renamed but not finished: the key holds it now, so its disposal is the key's. */
 			msb_disposal_failure f = { 0 };
 			driver_teardown(inst, &to, &f);
@@ -120,8 +135,8 @@ msb_errc msb_driver_adopt(msb_backend_instance *inst, const msb_key *entry, cons
 	}
 	driver_paths_free(&to);
 	driver_paths_free(&from);
-	if (rc != MSB_OK)
-		return rc;
+	if (rc != MSB_OK || taken)
+		return rc; /* taken: MSB_OK and no handle, as the contract says */
 	/* The key's sandbox now: acquire finds it live and of this identity, and connects. */
 	return msb_driver_acquire(inst, key, spec, out, err);
 }

@@ -232,8 +232,10 @@ struct msb_backend_v27 {
 	 * it under `entry` again. Safe under concurrent callers across processes: two adopts of
 	 * one entry never both succeed. Refused, leaving nothing of `key` behind, when `entry`
 	 * has no live sandbox (MSB_E_NOT_FOUND: gone, claimed, or dead), when it no longer is
-	 * what `spec` would start (MSB_E_VALUE: stale — an image re-imported under its name)
-	 * or when `key` already has one (MSB_E_BACKEND). The host disposes a refused entry.
+	 * what `spec` would start (MSB_E_VALUE: stale — an image re-imported under its name).
+	 * A refused entry is disposed by the host. When `key` already has a sandbox (started by
+	 * another process, say) it returns MSB_OK with *sandbox NULL and leaves the entry
+	 * untouched: the host lists it again and acquires the key's own.
 	 * A backend without it serves no pool: a config asking for one is refused at load.
 	 */
 	msb_errc (*adopt)(msb_backend_instance *self, const msb_key *entry, const msb_key *key,

@@ -1,0 +1,133 @@
+#!/bin/sh
+# pool.sh — warm pools end to end (issue 22) on real backends, through the msb command:
+# `msb pool fill` starts entries, an exec adopts one (the state dir holds no more sandboxes
+# than before it), the pool never hands back a disposed sandbox, an edited backend config
+# makes the entries stale (the next fill disposes them), `msb pool drain` disposes the rest,
+# and a pool on a backend without the adopt operation is refused at load. process and bwrap
+# (each skipped with a reason when it cannot serve here); every entry made is drained.
+set -u
+top=${MSB_TOP_BUILDDIR:?run from make check, or set MSB_TOP_BUILDDIR}
+src=${MSB_TOP_SRCDIR:-$top/..}
+msb="$top/core/cli/msb"
+agent="$top/sdk/agent/msb-agent"
+for f in "$msb" "$agent"; do
+	[ -e "$f" ] || { echo "SKIP: $f is not built"; exit 77; }
+done
+tmp=$(mktemp -d /tmp/msb-pool.XXXXXX)
+. "$src/tests/lib/cgroup_parents.sh"
+cleanup() {
+	for y in "$tmp"/*.yaml; do
+		[ -f "$y" ] || continue
+		"$msb" -c "$y" pool drain >/dev/null 2>&1
+		for t in t1 t2 t3; do "$msb" -c "$y" dispose --scope p --thread $t >/dev/null 2>&1; done
+	done
+	rm -rf "$tmp"
+	msb_cg_clean
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+failures=0 served=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+run() { "$@" >"$tmp/out" 2>"$tmp/err"; status=$?; }
+expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1 (stderr: $(cat "$tmp/err"))"; }
+expect_out() { grep -qF -- "$1" "$tmp/out" || fail "$2: stdout lacks '$1': $(cat "$tmp/out")"; }
+expect_err() { grep -qF -- "$1" "$tmp/err" || fail "$2: stderr lacks '$1': $(cat "$tmp/err")"; }
+# Live sandbox directories in a state dir (entries and adopted ones alike).
+boxes() { ls "$1" 2>/dev/null | grep -c '^sk-[0-9a-f]*$'; }
+
+config() { # name plugin floor extra-config
+	cat >"$tmp/$1.yaml" <<YAML
+version: 1
+router: {min_isolation: $3}
+pool_dir: $tmp/pool-$1
+backends:
+  - plugin: $2
+    config: {state_dir: $tmp/state-$1, agent: $agent$4}
+specs:
+  shell:
+    requires: [exec, files_in, files_out]
+    pool: 2
+YAML
+}
+
+one_backend() { # name plugin floor
+	name=$1 so=$2
+	[ -e "$so" ] || { echo "note: $so is not built: $name skipped"; return; }
+	config "$name" "$so" "$3" ""
+	y="$tmp/$name.yaml" st="$tmp/state-$name"
+	run "$msb" -c "$y" check
+	if [ "$status" -ne 0 ]; then
+		echo "note: $name cannot serve here, skipped: $(cat "$tmp/err")"
+		return
+	fi
+	served=$((served + 1))
+	run "$msb" -c "$y" pool fill --json; expect_status 0 "$name fill"
+	expect_out '"started": 2' "$name fill"
+	run "$msb" -c "$y" pool ls --json; expect_status 0 "$name ls"
+	expect_out '"ready": 2' "$name ls"
+	expect_out '"size": 2' "$name ls"
+	[ "$(boxes "$st")" -eq 2 ] || fail "$name: 2 entries expected in $st: $(ls "$st")"
+
+	# An exec adopts an entry: no new sandbox, one entry fewer listed.
+	run "$msb" -c "$y" exec shell --scope p --thread t1 -- sh -c 'echo used >mark; echo ok'
+	expect_status 0 "$name exec"; expect_out ok "$name exec"
+	[ "$(boxes "$st")" -eq 2 ] || fail "$name: adoption started a sandbox: $(ls "$st")"
+	run "$msb" -c "$y" pool ls --json; expect_out '"ready": 1' "$name ls after adopt"
+	# The adopted sandbox is the key's: the same key sees its file.
+	run "$msb" -c "$y" exec shell --scope p --thread t1 -- cat mark
+	expect_status 0 "$name reuse"; expect_out used "$name reuse"
+
+	# Disposed, it is gone: the next key adopts the other entry and sees no mark.
+	run "$msb" -c "$y" dispose --scope p --thread t1; expect_status 0 "$name dispose"
+	run "$msb" -c "$y" exec shell --scope p --thread t2 -- sh -c 'test ! -e mark && echo clean'
+	expect_status 0 "$name second"; expect_out clean "$name second"
+	run "$msb" -c "$y" pool ls --json; expect_out '"ready": 0' "$name ls empty"
+	# Empty: a cold start serves, as without a pool.
+	run "$msb" -c "$y" exec shell --scope p --thread t3 -- true; expect_status 0 "$name cold"
+
+	# Refill, then edit the backend's config: the entries are stale and a fill disposes them.
+	run "$msb" -c "$y" pool fill --json; expect_out '"started": 2' "$name refill"
+	config "$name" "$so" "$3" ", timeout: 29s"
+	run "$msb" -c "$y" pool fill --json; expect_status 0 "$name fill after edit"
+	expect_out '"stale": 2' "$name stale"; expect_out '"started": 2' "$name fresh"
+
+	run "$msb" -c "$y" pool drain --json; expect_status 0 "$name drain"
+	expect_out '"disposed": 2' "$name drain"
+	for t in t2 t3; do run "$msb" -c "$y" dispose --scope p --thread $t; done
+	[ "$(boxes "$st")" -eq 0 ] || fail "$name: left behind in $st: $(ls "$st")"
+	[ -z "$(ls "$tmp/pool-$name/$name" 2>/dev/null)" ] || fail "$name: registry left: $(ls -R "$tmp/pool-$name")"
+}
+
+one_backend process "$top/plugins/process/.libs/process.so" none
+one_backend bwrap "$top/plugins/bwrap/.libs/bwrap.so" container
+
+# A backend without adopt: the pool is refused at load, naming the spec's line and why.
+for fx in good abi27; do
+	cat >"$tmp/$fx-refused.yml" <<YAML
+version: 1
+router: {min_isolation: none}
+pool_dir: $tmp/pool-refused
+backends:
+  - plugin: $top/tests/fixtures/.libs/$fx.so
+specs:
+  k:
+    files_in: {max_bytes_per_file: 1MiB, max_total_bytes: 4MiB, max_files: 16}
+    files_out: {max_bytes_per_file: 1MiB, max_total_bytes: 4MiB, max_files: 16}
+    pool: 1
+YAML
+	run "$msb" -c "$tmp/$fx-refused.yml" check; expect_status 1 "$fx pool refused"
+	expect_err "NotImplementedError" "$fx pool refused"
+	expect_err "specs.k.pool" "$fx pool refused"
+	expect_err "no adopt operation" "$fx pool refused"
+done
+expect_err "built before the operation was appended" "abi27 pool refused"
+# A relative pool_dir and an oversized pool are refused at their own line.
+inproc="$top/plugins/inprocess/.libs/inprocess.so"
+printf 'version: 1\npool_dir: rel\nbackends: [{plugin: %s}]\n' "$inproc" >"$tmp/rel.yml"
+run "$msb" -c "$tmp/rel.yml" check; expect_err "pool_dir 'rel' refused" "relative pool_dir"
+printf 'version: 1\nbackends: [{plugin: %s}]\nspecs:\n  k: {pool: 65}\n' "$inproc" >"$tmp/big.yml"
+run "$msb" -c "$tmp/big.yml" check; expect_err "at most 64" "pool 65"
+
+[ "$served" -gt 0 ] || { echo "SKIP: neither process nor bwrap can serve here"; exit 77; }
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "pool.sh: ok"
