@@ -1,0 +1,124 @@
+/*
+ * bench_pool.c — warm pools (issue 22): acquire → first `exec true` of a sandbox adopted from
+ * a pool, against a cold acquire of the same spec on the same backend in the same run, on
+ * process and bwrap (each skipped with a reason when it cannot serve here). Rounds alternate
+ * cold and pooled so drift hits both; the refill (msb_pool_fill) and every disposal are
+ * outside the timed span — a long-lived host refills in the background. Prints medians and
+ * the ratio; doc/performance.md records them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <msb/msb.h>
+
+#define ROUNDS 8
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One acquire + `exec true`, timed; then disposed (untimed). -1 on failure. */
+static double one(msb_router *r, const msb_spec *spec, const char *thread)
+{
+	msb_key key = { "bench-pool", thread, "", "" };
+	msb_error err = MSB_ERROR_INIT;
+	msb_sandbox *sb = NULL;
+	const char *const argv[] = { "true", NULL };
+	msb_exec_request req = { .argv = argv, .timeout = 30 };
+	msb_exec_result res = { 0 };
+	double t0 = now();
+	msb_errc rc = msb_router_acquire(r, &key, spec, &sb, &err);
+	if (rc == MSB_OK)
+		rc = msb_sandbox_exec(sb, &req, &res, &err);
+	double t = now() - t0;
+	if (rc != MSB_OK)
+		fprintf(stderr, "bench_pool: %s\n", msb_error_message(&err));
+	msb_exec_result_free(&res);
+	msb_sandbox_release(sb);
+	msb_disposal_failure f = { 0 };
+	msb_router_dispose(r, &key, &f);
+	msb_disposal_failure_free(&f);
+	msb_error_clear(&err);
+	return rc == MSB_OK && res.exit_code == 0 ? t : -1;
+}
+
+static void bench(const char *name, const char *floor)
+{
+	char dir[] = "/var/tmp/msb-bench-pool-XXXXXX";
+	if (!mkdtemp(dir))
+		return;
+	char path[256], cmd[300];
+	snprintf(path, sizeof path, "%s/sandbox.yaml", dir);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "version: 1\nrouter: {min_isolation: %s}\npool_dir: %s/pool\nbackends:\n"
+		"  - plugin: %s/plugins/%s/.libs/%s.so\n"
+		"    config: {state_dir: %s/state, agent: %s/sdk/agent/msb-agent}\n"
+		"specs:\n  pooled: {pool: 1}\n  cold: {}\n",
+		floor, dir, MSB_TOP_BUILDDIR, name, name, dir, MSB_TOP_BUILDDIR);
+	fclose(f);
+	msb_config *cfg = NULL;
+	msb_router *r = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	if (msb_config_load(path, NULL, &cfg, &err) != MSB_OK || msb_config_router(cfg, &r, &err) != MSB_OK) {
+		printf("%-8s skipped: %s\n", name, msb_error_message(&err));
+		goto out;
+	}
+	msb_pool *pool = msb_router_pool(r);
+	const msb_spec *pooled = msb_config_spec(cfg, "pooled"), *cold = msb_config_spec(cfg, "cold");
+	double tc[ROUNDS], tp[ROUNDS];
+	size_t n = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		msb_pool_report rep;
+		if (msb_pool_fill(pool, &rep, &err) != MSB_OK) {
+			printf("%-8s skipped: fill: %s\n", name, msb_error_message(&err));
+			break;
+		}
+		char t[32];
+		snprintf(t, sizeof t, "c%d", i);
+		double c = one(r, cold, t);
+		snprintf(t, sizeof t, "p%d", i);
+		double p = one(r, pooled, t);
+		if (c < 0 || p < 0)
+			break;
+		tc[n] = c, tp[n] = p, n++;
+	}
+	msb_pool_report rep;
+	msb_pool_drain(pool, &rep, NULL);
+	if (n == ROUNDS) {
+		double mc = median(tc, n) * 1e3, mp = median(tp, n) * 1e3;
+		printf("%-8s cold acquire+exec %8.2f ms   pooled %8.2f ms   %5.1fx faster (median of %d)\n",
+		       name, mc, mp, mc / mp, ROUNDS);
+	}
+out:
+	msb_error_clear(&err);
+	msb_router_free(r);
+	msb_config_free(cfg);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_pool: could not remove %s\n", dir);
+}
+
+int main(void)
+{
+	bench("process", "none");
+	bench("bwrap", "container");
+	return 0;
+}
