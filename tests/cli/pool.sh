@@ -3,8 +3,9 @@
 # `msb pool fill` starts entries, an exec adopts one (the state dir holds no more sandboxes
 # than before it), the pool never hands back a disposed sandbox, an edited backend config
 # makes the entries stale (the next fill disposes them), `msb pool drain` disposes the rest,
-# and a pool on a backend without the adopt operation is refused at load. process and bwrap
-# (each skipped with a reason when it cannot serve here); every entry made is drained.
+# four processes racing for two entries adopt each once, and a pool on a backend without the
+# adopt operation is refused at load. process, bwrap and (with MSB_QEMU_GUEST) qemu, each
+# skipped with a reason when it cannot serve here; every entry made is drained.
 set -u
 top=${MSB_TOP_BUILDDIR:?run from make check, or set MSB_TOP_BUILDDIR}
 src=${MSB_TOP_SRCDIR:-$top/..}
@@ -19,7 +20,7 @@ cleanup() {
 	for y in "$tmp"/*.yaml; do
 		[ -f "$y" ] || continue
 		"$msb" -c "$y" pool drain >/dev/null 2>&1
-		for t in t1 t2 t3; do "$msb" -c "$y" dispose --scope p --thread $t >/dev/null 2>&1; done
+		for t in t1 t2 t3 r0 r1 r2 r3; do "$msb" -c "$y" dispose --scope p --thread $t >/dev/null 2>&1; done
 	done
 	rm -rf "$tmp"
 	msb_cg_clean
@@ -91,15 +92,66 @@ one_backend() { # name plugin floor
 	run "$msb" -c "$y" pool fill --json; expect_status 0 "$name fill after edit"
 	expect_out '"stale": 2' "$name stale"; expect_out '"started": 2' "$name fresh"
 
+	# Four processes race for the two entries: each entry is adopted once, the other two
+	# acquires start cold, and every key holds only what it wrote itself.
+	for i in 0 1 2 3; do
+		"$msb" -c "$y" exec shell --scope p --thread r$i -- \
+			sh -c "test ! -e who && echo r$i >who && echo ok" >"$tmp/race$i" 2>&1 &
+	done
+	wait
+	for i in 0 1 2 3; do
+		grep -qx ok "$tmp/race$i" || fail "$name race r$i: $(cat "$tmp/race$i")"
+		run "$msb" -c "$y" exec shell --scope p --thread r$i -- cat who
+		expect_out "r$i" "$name race r$i owns its sandbox"
+	done
+	run "$msb" -c "$y" pool ls --json; expect_out '"ready": 0' "$name ls after race"
+	[ "$(boxes "$st")" -eq 6 ] || fail "$name: race: 6 sandboxes expected (4 racers, t2, t3): $(ls "$st")"
+
+	run "$msb" -c "$y" pool fill --json; expect_out '"started": 2' "$name fill before drain"
 	run "$msb" -c "$y" pool drain --json; expect_status 0 "$name drain"
 	expect_out '"disposed": 2' "$name drain"
-	for t in t2 t3; do run "$msb" -c "$y" dispose --scope p --thread $t; done
+	for t in t2 t3 r0 r1 r2 r3; do run "$msb" -c "$y" dispose --scope p --thread $t; done
 	[ "$(boxes "$st")" -eq 0 ] || fail "$name: left behind in $st: $(ls "$st")"
 	[ -z "$(ls "$tmp/pool-$name/$name" 2>/dev/null)" ] || fail "$name: registry left: $(ls -R "$tmp/pool-$name")"
 }
 
 one_backend process "$top/plugins/process/.libs/process.so" none
 one_backend bwrap "$top/plugins/bwrap/.libs/bwrap.so" container
+
+# qemu: a pool entry is a pre-booted microVM. One entry, adopted, disposed; drained empty.
+# The guest: $MSB_QEMU_GUEST, else the build tree's (make qemu-guest), as the qemu tests find it.
+if [ -z "${MSB_QEMU_GUEST:-}" ] && [ -e "$top/qemu-guest/vmlinuz" ]; then
+	MSB_QEMU_GUEST=$top/qemu-guest
+	export MSB_QEMU_GUEST
+fi
+if [ -n "${MSB_QEMU_GUEST:-}" ] && [ -e "$top/plugins/qemu/.libs/qemu.so" ]; then
+	cat >"$tmp/qemu.yaml" <<YAML
+version: 1
+pool_dir: $tmp/pool-qemu
+backends:
+  - plugin: $top/plugins/qemu/.libs/qemu.so
+    config: {state_dir: $tmp/state-qemu}
+specs:
+  shell: {pool: 1}
+YAML
+	y="$tmp/qemu.yaml" st="$tmp/state-qemu"
+	run "$msb" -c "$y" pool fill --json
+	if [ "$status" -ne 0 ]; then
+		echo "note: qemu cannot boot here, skipped: $(cat "$tmp/err")"
+	else
+		served=$((served + 1))
+		expect_out '"started": 1' "qemu fill"
+		run "$msb" -c "$y" exec shell --scope p --thread t1 -- sh -c 'echo vm >m; cat m'
+		expect_status 0 "qemu exec"; expect_out vm "qemu exec"
+		[ "$(boxes "$st")" -eq 1 ] || fail "qemu: adoption booted a VM: $(ls "$st")"
+		run "$msb" -c "$y" pool ls --json; expect_out '"ready": 0' "qemu ls after adopt"
+		run "$msb" -c "$y" dispose --scope p --thread t1; expect_status 0 "qemu dispose"
+		run "$msb" -c "$y" pool drain --json; expect_status 0 "qemu drain"
+		[ "$(boxes "$st")" -eq 0 ] || fail "qemu: left behind in $st: $(ls "$st")"
+	fi
+else
+	echo "note: MSB_QEMU_GUEST is not set: qemu skipped"
+fi
 
 # A backend without adopt: the pool is refused at load, naming the spec's line and why.
 for fx in good abi27; do
