@@ -107,7 +107,20 @@ one_backend() { # name plugin floor
 	run "$msb" -c "$y" pool ls --json; expect_out '"ready": 0' "$name ls after race"
 	[ "$(boxes "$st")" -eq 6 ] || fail "$name: race: 6 sandboxes expected (4 racers, t2, t3): $(ls "$st")"
 
-	run "$msb" -c "$y" pool fill --json; expect_out '"started": 2' "$name fill before drain"
+	# A long-lived host refills by itself: msb mcp starts the pool's filler, and stops it
+	# (waiting for a start under way) when its input ends.
+	mkfifo "$tmp/mcp.in"
+	"$msb" -c "$y" mcp --kind shell --scope p --thread m <"$tmp/mcp.in" >/dev/null 2>"$tmp/mcp.err" &
+	mcp=$!
+	exec 3>"$tmp/mcp.in"
+	i=0
+	while [ $i -lt 200 ] && ! "$msb" -c "$y" pool ls --json 2>/dev/null | grep -q '"ready": 2'; do
+		sleep 0.1; i=$((i + 1))
+	done
+	exec 3>&-
+	wait $mcp || fail "$name: msb mcp exited $? ($(cat "$tmp/mcp.err"))"
+	rm -f "$tmp/mcp.in"
+	run "$msb" -c "$y" pool ls --json; expect_out '"ready": 2' "$name refilled by msb mcp"
 	run "$msb" -c "$y" pool drain --json; expect_status 0 "$name drain"
 	expect_out '"disposed": 2' "$name drain"
 	for t in t2 t3 r0 r1 r2 r3; do run "$msb" -c "$y" dispose --scope p --thread $t; done
@@ -137,7 +150,7 @@ YAML
 	y="$tmp/qemu.yaml" st="$tmp/state-qemu"
 	run "$msb" -c "$y" pool fill --json
 	if [ "$status" -ne 0 ]; then
-		echo "note: qemu cannot boot here, skipped: $(cat "$tmp/err")"
+		echo "note: qemu cannot boot here, skipped: $(cat "$tmp/out" "$tmp/err")"
 	else
 		served=$((served + 1))
 		expect_out '"started": 1' "qemu fill"
