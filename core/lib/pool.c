@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,23 +62,6 @@ static char *default_dir(void)
 	if (xdg && xdg[0] == '/')
 		return asprintf(&s, "%s/msb/pool", xdg) < 0 ? NULL : s;
 	return asprintf(&s, "/tmp/msb-%ld/pool", (long)geteuid()) < 0 ? NULL : s;
-}
-
-void pool_warn(const msb_pool *pool, const char *fmt, ...)
-{
-	char *line = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vasprintf(&line, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	const msb_router_options *o = msb_router_get_options(pool->router);
-	if (o->warn)
-		o->warn(o->warn_ctx, line);
-	else
-		fprintf(stderr, "msb: warning: %s\n", line);
-	free(line);
 }
 
 msb_errc msb_pool_new(msb_router *router, const char *dir, msb_pool **out, msb_error *err)
@@ -288,7 +270,7 @@ static void dispose_entry(const msb_pool *p, const msb_backend *b, const msb_key
 {
 	msb_disposal_failure f = { MSB_DISPOSAL_UNKNOWN, NULL };
 	if (b->ops->dispose(b->self, ek, &f))
-		pool_warn(p, "pool: the disposal of entry %s of sandbox backend '%s' did not land: %s",
+		router_warn(p->router, "pool: the disposal of entry %s of sandbox backend '%s' did not land: %s",
 			  ek->call_id, b->name, f.detail ? f.detail : "(nothing said)");
 	msb_disposal_failure_free(&f);
 }
@@ -343,7 +325,7 @@ bool pool_take(msb_pool *p, const msb_backend *b, const msb_key *key, const msb_
 			msb_error_clear(&why);
 			break;
 		} else {
-			pool_warn(p, "pool: sandbox backend '%s' refused to adopt entry %s for the '%s' "
+			router_warn(p->router, "pool: sandbox backend '%s' refused to adopt entry %s for the '%s' "
 				  "workload (%s: %s); it is disposed", b->name, id, spec->kind,
 				  msb_errc_name(rc), msb_error_message(&why));
 			dispose_entry(p, b, &ek);
@@ -396,7 +378,7 @@ static void sweep(const msb_pool *p, const pool_want *w, const char *keep, uint6
 		w->backend->ops->dispose_scope(w->backend->self, MSB_POOL_SCOPE, hash, &purge);
 		*n += purge.disposed;
 		if (purge.has_undisposed)
-			pool_warn(p, "pool: entries of blueprint %.16s of the '%s' workload on sandbox "
+			router_warn(p->router, "pool: entries of blueprint %.16s of the '%s' workload on sandbox "
 				  "backend '%s' were not all disposed: %s", hash, w->spec.kind,
 				  w->backend->name,
 				  purge.undisposed.detail ? purge.undisposed.detail : "(nothing said)");

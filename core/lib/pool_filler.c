@@ -17,7 +17,7 @@ static void *filler_main(void *arg)
 		msb_pool_report r;
 		msb_error err = MSB_ERROR_INIT;
 		if (msb_pool_fill(p, &r, &err) != MSB_OK && !atomic_load(&p->stopping))
-			pool_warn(p, "pool: the background fill failed (%llu start%s): %s",
+			router_warn(p->router, "pool: the background fill failed (%llu start%s): %s",
 				  (unsigned long long)r.failed, r.failed == 1 ? "" : "s",
 				  msb_error_message(&err));
 		msb_error_clear(&err);

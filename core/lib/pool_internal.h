@@ -64,7 +64,4 @@ const char *pool_salt_of(const msb_pool *pool, const char *backend);
 bool pool_take(msb_pool *pool, const msb_backend *b, const msb_key *key, const msb_spec *spec,
 	       msb_sandbox_handle **handle);
 
-/* A warning line through the router's warn callback (else stderr). */
-void pool_warn(const msb_pool *pool, const char *fmt, ...) MSB_PRINTF(2, 3);
-
 #endif

@@ -471,8 +471,7 @@ static bool match_key(const struct router_entry *e, const void *arg)
 }
 
 /* One line for the host's log, beside the observer's structured record. */
-static void router_warn(const msb_router *r, const char *fmt, ...) MSB_PRINTF(2, 3);
-static void router_warn(const msb_router *r, const char *fmt, ...)
+void router_warn(const msb_router *r, const char *fmt, ...)
 {
 	char *line = NULL;
 	va_list ap;

@@ -56,6 +56,8 @@ struct msb_sandbox {
 };
 
 void router_slot_unref(struct router_slot *slot);
+/* One warning line through the router's warn callback (else stderr). */
+void router_warn(const msb_router *r, const char *fmt, ...) MSB_PRINTF(2, 3);
 
 /* The checks (router_checks.c). err may be NULL: then nothing is formatted or allocated. */
 msb_errc router_check_denials(const msb_router *r, const msb_spec *spec, msb_error *err);

@@ -14,26 +14,9 @@
 
 #include <msb/msb.h>
 
+#include "bench_stats.h"
+
 #define ROUNDS 8
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* One acquire + `exec true`, timed; then disposed (untimed). -1 on failure. */
 static double one(msb_router *r, const msb_spec *spec, const char *thread)
@@ -44,11 +27,11 @@ static double one(msb_router *r, const msb_spec *spec, const char *thread)
 	const char *const argv[] = { "true", NULL };
 	msb_exec_request req = { .argv = argv, .timeout = 30 };
 	msb_exec_result res = { 0 };
-	double t0 = now();
+	double t0 = bench_now_ms();
 	msb_errc rc = msb_router_acquire(r, &key, spec, &sb, &err);
 	if (rc == MSB_OK)
 		rc = msb_sandbox_exec(sb, &req, &res, &err);
-	double t = now() - t0;
+	double t = bench_now_ms() - t0;
 	if (rc != MSB_OK)
 		fprintf(stderr, "bench_pool: %s\n", msb_error_message(&err));
 	msb_exec_result_free(&res);
@@ -106,7 +89,7 @@ static void bench(const char *name, const char *floor, int rounds)
 	msb_pool_report rep;
 	msb_pool_drain(pool, &rep, NULL);
 	if (n == (size_t)rounds) {
-		double mc = median(tc, n) * 1e3, mp = median(tp, n) * 1e3;
+		double mc = bench_median(tc, n), mp = bench_median(tp, n);
 		printf("%-8s cold acquire+exec %8.2f ms   pooled %8.2f ms   %5.1fx faster (median of %d)\n",
 		       name, mc, mp, mc / mp, rounds);
 	}

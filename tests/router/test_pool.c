@@ -104,15 +104,24 @@ static msb_sandbox *acquire(world *w, const char *thread, const char *call)
 	return sb;
 }
 
+/* Want `size` of the world's spec and fill: the entries every test starts from. */
+static msb_pool_report want_filled(world *w, unsigned size)
+{
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_pool_want(w->pool, &w->spec, size, &err), MSB_OK);
+	msb_pool_report r;
+	if (msb_pool_fill(w->pool, &r, &err) != MSB_OK)
+		fail_msg("fill: %s", msb_error_message(&err));
+	return r;
+}
+
 static void test_adopts_refills_and_never_returns(void **state)
 {
 	(void)state;
 	world w;
 	world_open(&w, "inprocess");
 	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_pool_want(w.pool, &w.spec, 2, &err), MSB_OK);
-	msb_pool_report r;
-	assert_int_equal(msb_pool_fill(w.pool, &r, &err), MSB_OK);
+	msb_pool_report r = want_filled(&w, 2);
 	assert_int_equal(r.started, 2);
 	assert_int_equal(ready(&w), 2);
 	assert_int_equal(fx_live(w.b), 2);
@@ -201,9 +210,7 @@ static void test_stale_blueprint_disposed(void **state)
 	world w;
 	world_open(&w, "inprocess");
 	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_pool_want(w.pool, &w.spec, 2, &err), MSB_OK);
-	msb_pool_report r;
-	assert_int_equal(msb_pool_fill(w.pool, &r, &err), MSB_OK);
+	msb_pool_report r = want_filled(&w, 2);
 	assert_int_equal(fx_live(w.b), 2);
 	/* The same kind, now with another image: a new pool, the same registry. */
 	msb_spec changed = w.spec;
@@ -253,10 +260,7 @@ static void test_dead_entry_falls_back_cold(void **state)
 	(void)state;
 	world w;
 	world_open(&w, "inprocess");
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_pool_want(w.pool, &w.spec, 1, &err), MSB_OK);
-	msb_pool_report r;
-	assert_int_equal(msb_pool_fill(w.pool, &r, &err), MSB_OK);
+	want_filled(&w, 1);
 	/* Lose the entry behind the registry's back. */
 	char hash[80];
 	blueprint_hash(&w, hash, sizeof hash);
@@ -299,10 +303,7 @@ static void test_racing_acquires_adopt_each_entry_once(void **state)
 	(void)state;
 	world w;
 	world_open(&w, "inprocess");
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(msb_pool_want(w.pool, &w.spec, 4, &err), MSB_OK);
-	msb_pool_report r;
-	assert_int_equal(msb_pool_fill(w.pool, &r, &err), MSB_OK);
+	want_filled(&w, 4);
 	pthread_t t[RACERS];
 	struct racer rs[RACERS];
 	for (int i = 0; i < RACERS; i++) {
