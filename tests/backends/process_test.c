@@ -629,6 +629,24 @@ static void test_adopt(void **state)
 	box_dir(&e1, dir, sizeof dir);
 	assert_false(path_exists(dir));
 	f.ops->release(h);
+	/* As root each sandbox holds a uid of its own: its host-wide record follows the rename,
+	 * or the uid would read as free and be handed to a second live sandbox. */
+	char uid_file[200], text[32] = "", rec[96], owner[200] = "";
+	snprintf(uid_file, sizeof uid_file, "%s/uid", want);
+	FILE *u = fopen(uid_file, "re");
+	if (u) {
+		assert_non_null(fgets(text, sizeof text, u));
+		fclose(u);
+		snprintf(rec, sizeof rec, "/run/msb/process-uids/%ld", atol(text));
+		FILE *r = fopen(rec, "re");
+		assert_non_null(r);
+		assert_non_null(fgets(owner, sizeof owner, r));
+		fclose(r);
+		owner[strcspn(owner, "\n")] = '\0';
+		assert_string_equal(owner, want);
+	} else {
+		assert_true(geteuid() != 0); /* unprivileged: no uid of its own, nothing to follow */
+	}
 	/* Claimed: a second adopt of e1 finds nothing, and leaves nothing of k3. */
 	h = NULL;
 	assert_int_equal(f.ops->adopt(f.inst, &e1, &k3, &f.spec, &h, &err), MSB_E_NOT_FOUND);
