@@ -89,12 +89,15 @@ int msb_cmd_pool(int argc, char **argv)
 		status = list(pool);
 	} else if (!strcmp(verb, "fill")) {
 		msb_errc rc = msb_pool_fill(pool, &r, &err);
-		print_report(verb, &r);
+		/* Under --json one object: the report, or the error (its counts said in text). */
+		if (rc == MSB_OK || !msb_cli.json)
+			print_report(verb, &r);
 		if (rc != MSB_OK)
 			status = msb_cli_fail(&err);
 	} else {
 		msb_errc rc = msb_pool_drain(pool, &r, &err);
-		print_report(verb, &r);
+		if (rc == MSB_OK || !msb_cli.json)
+			print_report(verb, &r);
 		if (rc != MSB_OK)
 			status = msb_cli_fail(&err);
 	}

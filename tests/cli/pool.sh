@@ -29,7 +29,16 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 failures=0 served=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { "$@" >"$tmp/out" 2>"$tmp/err"; status=$?; }
+# Under --json, stdout must be exactly one JSON object (checked where python3 is present).
+run() {
+	"$@" >"$tmp/out" 2>"$tmp/err"; status=$?
+	case " $* " in *" --json "*)
+		command -v python3 >/dev/null 2>&1 &&
+			! python3 -c 'import json,sys; assert isinstance(json.load(sys.stdin), dict)' <"$tmp/out" 2>/dev/null &&
+			fail "not one JSON object from: $* -> $(cat "$tmp/out")"
+	esac
+	return 0
+}
 expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1 (stderr: $(cat "$tmp/err"))"; }
 expect_out() { grep -qF -- "$1" "$tmp/out" || fail "$2: stdout lacks '$1': $(cat "$tmp/out")"; }
 expect_err() { grep -qF -- "$1" "$tmp/err" || fail "$2: stderr lacks '$1': $(cat "$tmp/err")"; }
@@ -192,6 +201,13 @@ printf 'version: 1\npool_dir: rel\nbackends: [{plugin: %s}]\n' "$inproc" >"$tmp/
 run "$msb" -c "$tmp/rel.yml" check; expect_err "pool_dir 'rel' refused" "relative pool_dir"
 printf 'version: 1\nbackends: [{plugin: %s}]\nspecs:\n  k: {pool: 65}\n' "$inproc" >"$tmp/big.yml"
 run "$msb" -c "$tmp/big.yml" check; expect_err "at most 64" "pool 65"
+
+# No pool asked for: said, not an empty success; a wrong action is a usage error.
+printf 'version: 1\nrouter: {min_isolation: none}\nbackends: [{plugin: %s}]\nspecs:\n  k: {}\n' "$inproc" >"$tmp/none.yml"
+run "$msb" -c "$tmp/none.yml" pool fill; expect_status 1 "fill without pools"
+expect_err "no spec asks for a pool" "fill without pools"
+run "$msb" -c "$tmp/none.yml" pool refill; expect_status 2 "unknown pool action"
+expect_err "fill, ls or drain" "unknown pool action"
 
 [ "$served" -gt 0 ] || { echo "SKIP: neither process nor bwrap can serve here"; exit 77; }
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
