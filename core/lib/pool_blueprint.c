@@ -75,6 +75,8 @@ void pool_blueprint_hash(const msb_backend *b, const char *salt, const msb_spec 
 		return;
 	}
 	put(&h, "msb-pool-blueprint", "1");
+	/* Another msb may start its sandboxes differently (its agent, its boundary code). */
+	put(&h, "msb", PACKAGE_VERSION);
 	put(&h, "backend", b->name);
 	put(&h, "plugin", msb_plugin_file(b->plugin));
 	put(&h, "config", salt);

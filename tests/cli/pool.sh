@@ -95,8 +95,19 @@ one_backend() { # name plugin floor
 	# Empty: a cold start serves, as without a pool.
 	run "$msb" -c "$y" exec shell --scope p --thread t3 -- true; expect_status 0 "$name cold"
 
-	# Refill, then edit the backend's config: the entries are stale and a fill disposes them.
-	run "$msb" -c "$y" pool fill --json; expect_out '"started": 2' "$name refill"
+	# Refill by two fillers at once: one at a time per blueprint, so two entries, not four.
+	"$msb" -c "$y" pool fill --json >"$tmp/fill-a" 2>&1 &
+	fa=$!
+	"$msb" -c "$y" pool fill --json >"$tmp/fill-b" 2>&1 || fail "$name fill b: $(cat "$tmp/fill-b")"
+	wait $fa || fail "$name fill a: $(cat "$tmp/fill-a")"
+	sa=$(sed -n 's/.*"started": \([0-9]*\).*/\1/p' "$tmp/fill-a")
+	sb=$(sed -n 's/.*"started": \([0-9]*\).*/\1/p' "$tmp/fill-b")
+	started=$((${sa:-0} + ${sb:-0}))
+	[ "$started" = 2 ] || fail "$name: two fillers started $started entries: $(cat "$tmp/fill-a" "$tmp/fill-b")"
+	run "$msb" -c "$y" pool ls --json; expect_out '"ready": 2' "$name two fillers"
+	[ "$(boxes "$st")" -eq 4 ] || fail "$name: two fillers: 4 sandboxes expected (t2, t3, 2 entries): $(ls "$st")"
+
+	# Then edit the backend's config: the entries are stale and a fill disposes them.
 	config "$name" "$so" "$3" ", timeout: 29s"
 	run "$msb" -c "$y" pool fill --json; expect_status 0 "$name fill after edit"
 	expect_out '"stale": 2' "$name stale"; expect_out '"started": 2' "$name fresh"

@@ -5,7 +5,8 @@
  * A pool belongs to one router (msb_router_set_pool) and holds, per spec it was told to
  * keep warm (msb_pool_want), up to `size` running sandboxes of that spec's *blueprint*: the
  * backend it routes to, that backend's configuration, and every field of the spec a backend
- * sees (kind, image, work_dir, egress, limits, labels, ...), hashed with SHA-256. An entry
+ * sees (kind, image, work_dir, egress, limits, labels, ...) and msb's version, hashed with
+ * SHA-256. An entry
  * is a real sandbox started under a pool key — scope MSB_POOL_SCOPE, thread_id the
  * blueprint's hash, call_id the entry's own random id — and listed in a registry directory
  * shared by every process using the same `dir`:
