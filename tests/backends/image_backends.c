@@ -155,6 +155,22 @@ static void import_marker(const char *name, const char *marker)
 		fail_msg("import %s: %s", name, msb_error_message(&err));
 }
 
+/* bwrap over the test's store, with `image` imported as v1 (skipped when bwrap cannot run). */
+static void bwrap_on_store(backend_fixture *fx, const char *image)
+{
+	char why[512];
+	if (!bwrap_fixture_usable(why, sizeof why)) {
+		printf("skip bwrap: %s\n", why);
+		skip();
+	}
+	import_marker(image, "v1");
+	char extra[300];
+	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
+	msb_error err = MSB_ERROR_INIT;
+	if (bwrap_fixture_open(fx, NULL, extra, &err) != MSB_OK)
+		fail_msg("open bwrap: %s", msb_error_message(&err));
+}
+
 /* `script`'s output in the sandbox of (thread "moving", image "moving"); not disposed. */
 static void moving_prints(backend_fixture *fx, const char *script, const char *want)
 {
@@ -182,18 +198,8 @@ static void moving_prints(backend_fixture *fx, const char *script, const char *w
 static void a_reimported_image_is_not_served_by_the_old_sandbox(void **state)
 {
 	(void)state;
-	char why[512];
-	if (!bwrap_fixture_usable(why, sizeof why)) {
-		printf("skip bwrap: %s\n", why);
-		skip();
-	}
-	import_marker("moving", "v1");
-	char extra[300];
-	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
 	backend_fixture fx;
-	msb_error err = MSB_ERROR_INIT;
-	if (bwrap_fixture_open(&fx, NULL, extra, &err) != MSB_OK)
-		fail_msg("open bwrap: %s", msb_error_message(&err));
+	bwrap_on_store(&fx, "moving");
 	moving_prints(&fx, "cat /etc/marker; echo kept > w", "v1");
 	moving_prints(&fx, "cat /etc/marker w", "v1kept\n");
 	import_marker("moving", "v2");
@@ -210,18 +216,9 @@ static void a_reimported_image_is_not_served_by_the_old_sandbox(void **state)
 static void a_pool_entry_of_a_reimported_image_is_stale(void **state)
 {
 	(void)state;
-	char why[512];
-	if (!bwrap_fixture_usable(why, sizeof why)) {
-		printf("skip bwrap: %s\n", why);
-		skip();
-	}
-	import_marker("pooled", "v1");
-	char extra[300];
-	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
 	backend_fixture fx;
+	bwrap_on_store(&fx, "pooled");
 	msb_error err = MSB_ERROR_INIT;
-	if (bwrap_fixture_open(&fx, NULL, extra, &err) != MSB_OK)
-		fail_msg("open bwrap: %s", msb_error_message(&err));
 	msb_spec s = spec;
 	s.image = "pooled";
 	msb_key e1 = { "msb-pool", "bp", "", "e1" }, e2 = { "msb-pool", "bp", "", "e2" };
