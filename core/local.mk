@@ -11,6 +11,7 @@ msbinclude_HEADERS += \
 	core/include/msb/msb.h \
 	core/include/msb/loader.h \
 	core/include/msb/router.h \
+	core/include/msb/pool.h \
 	core/include/msb/observer.h \
 	core/include/msb/sandbox.h \
 	core/include/msb/tool.h \

@@ -33,6 +33,7 @@ core_cli_msb_SOURCES = \
 	core/cli/cmd_reclaim.c \
 	core/cli/cmd_collect.c \
 	core/cli/cmd_dispose.c \
+	core/cli/cmd_pool.c \
 	core/cli/cmd_image.c \
 	core/cli/cmd_conformance.c \
 	core/cli/cmd_mcp.c \

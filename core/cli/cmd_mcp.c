@@ -121,6 +121,16 @@ int msb_cmd_mcp(int argc, char **argv)
 	s.n_kinds = n_kinds;
 	s.key = (msb_key){ key.scope, key.thread, key.agent ? key.agent : "", "" };
 	signal(SIGPIPE, SIG_IGN); /* a client that went away is an end of input, not a crash */
+	/*
+	 * A long-lived host: it keeps the warm pools sandbox.yaml asks for (pool: N) filled in
+	 * the background, so a tool call adopts a started sandbox (issue 22). Every 30 s a
+	 * failed start is retried; an adoption wakes the filler at once.
+	 */
+	msb_pool *pool = msb_router_pool(s.router);
+	if (pool && msb_pool_start(pool, 30.0, &err) != MSB_OK) {
+		fprintf(stderr, "msb: warning: %s; tool calls start cold\n", msb_error_message(&err));
+		msb_error_clear(&err);
+	}
 	status = msb_mcp_serve(&s, stdin);
 	msb_router_free(s.router);
 	msb_config_free(s.cfg);

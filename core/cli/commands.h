@@ -26,6 +26,7 @@
 	X(reclaim, "reclaim", "remove a directory tree in a sandbox (missing is success)")        \
 	X(collect, "collect", "land a kind's declared outputs in a local directory")              \
 	X(dispose, "dispose", "delete a conversation's (or one key's) sandboxes")                 \
+	X(pool, "pool", "warm pools: fill, ls, drain the sandboxes started ahead")               \
 	X(image, "image", "the image store: import, ls, inspect, rm, gc")                         \
 	X(conformance, "conformance", "run the conformance kit against a plugin")               \
 	X(mcp, "mcp", "serve kinds as Model Context Protocol tools on stdio")

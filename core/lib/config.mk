@@ -10,5 +10,6 @@ core_libmsb_la_SOURCES += \
 	core/lib/config_declarations.c \
 	core/lib/config_backends.c \
 	core/lib/config_specs.c \
+	core/lib/config_pool.c \
 	core/lib/config_load.c
 msbinclude_HEADERS += core/include/msb/config.h

@@ -115,6 +115,11 @@ struct msb_config {
 	msb_spec *specs;
 	size_t n_specs;
 	msb_loader *loader;
+	/* Warm pools (issue 22): `pool:` per spec (parallel to specs), `pool_dir:`. */
+	unsigned *pool_sizes;
+	const msb_node **pool_nodes;
+	const char *pool_dir;
+	const msb_node *pool_dir_node;
 };
 
 /* Phase 2 readers. */
@@ -124,6 +129,12 @@ msb_errc msb_config_read_declarations(msb_config *cfg, msb_config_entry *e, msb_
 /* After the entry's plugin is loaded: refuse a field that widens it, at that field's line. */
 msb_errc msb_config_check_declarations(msb_config *cfg, msb_config_entry *e, msb_error *err);
 msb_errc msb_config_read_specs(msb_config *cfg, const msb_node *n, msb_error *err);
+/* `pool_dir:` (config_pool.c). */
+msb_errc msb_config_read_pool_dir(msb_config *cfg, const msb_node *n, msb_error *err);
+/* After msb_router_new: the warm pools the specs ask for, attached to `router`. */
+msb_errc msb_config_attach_pools(msb_config *cfg, msb_router *router, msb_error *err);
+/* At load, with backends open: refuse a pool no backend could serve (by building them). */
+msb_errc msb_config_check_pools(msb_config *cfg, msb_error *err);
 /* Phase 3: load the plugins; then (open_backends) initialise them. */
 msb_errc msb_config_load_plugins(msb_config *cfg, msb_error *err);
 /*

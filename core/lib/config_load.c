@@ -11,7 +11,7 @@
 
 #include "config_internal.h"
 
-static const char *const top_keys[] = { "version", "plugin_path", "router", "backends", "specs", NULL };
+static const char *const top_keys[] = { "version", "plugin_path", "router", "backends", "specs", "pool_dir", NULL };
 
 static msb_errc read_version(msb_config *cfg, const msb_node *root, msb_error *err)
 {
@@ -93,6 +93,8 @@ static msb_errc read_schema(msb_config *cfg, msb_error *err)
 		rc = msb_config_read_backends(cfg, msb_node_get(root, "backends"), err);
 	if (rc == MSB_OK)
 		rc = msb_config_read_specs(cfg, msb_node_get(root, "specs"), err);
+	if (rc == MSB_OK)
+		rc = msb_config_read_pool_dir(cfg, msb_node_get(root, "pool_dir"), err);
 	return rc;
 }
 
@@ -163,6 +165,8 @@ msb_errc msb_config_load(const char *path, const msb_config_options *options, ms
 		rc = msb_config_load_plugins(cfg, err);
 	if (rc == MSB_OK && options->open_backends)
 		rc = msb_config_open_backends(cfg, options->host, err);
+	if (rc == MSB_OK && options->open_backends)
+		rc = msb_config_check_pools(cfg, err);
 	if (rc != MSB_OK) {
 		msb_config_free(cfg);
 		return rc;

@@ -86,6 +86,11 @@ msb_errc msb_config_router(msb_config *cfg, msb_router **out, msb_error *err)
 				     "%s: no backend is open (the configuration was loaded without opening them)",
 				     cfg->file);
 	msb_errc rc = msb_router_new(cfg->backends, cfg->n_backends, &cfg->router, out, err);
+	if (rc == MSB_OK && (rc = msb_config_attach_pools(cfg, *out, err)) != MSB_OK) {
+		msb_router_free(*out);
+		*out = NULL;
+		return rc;
+	}
 	if (rc == MSB_E_BACKEND_NOT_PERMITTED && cfg->router.selection == MSB_SELECTION_FIXED) {
 		/*
 		 * The fixed backend below the floor: positioned at the entry refused (the pinned

@@ -10,13 +10,14 @@
 #include <string.h>
 
 #include <msb/outputs.h>
+#include <msb/pool.h>
 
 #include "config_internal.h"
 
 static const char *const spec_keys[] = {
 	"image", "egress", "egress_allow", "work_dir", "requires", "min_isolation", "isolation_scope",
 	"requires_os_family", "files_in", "files_out", "declared_outputs",
-	"outputs_named_at_call_time", "labels", "identities", "streaming", NULL
+	"outputs_named_at_call_time", "labels", "identities", "streaming", "pool", NULL
 };
 
 /*
@@ -150,6 +151,24 @@ static msb_errc read_fields(msb_config *cfg, const msb_node *n, msb_spec *spec, 
 	return rc;
 }
 
+/* `pool: N`: how many sandboxes of this spec to keep started ahead (0, the default: none). */
+static msb_errc read_pool(msb_config *cfg, size_t i, const msb_node *n, msb_error *err)
+{
+	const msb_node *v = msb_node_is_null(n) ? NULL : msb_node_get(n, "pool");
+	if (!v)
+		return MSB_OK;
+	uint64_t size;
+	msb_errc rc = msb_config_uint(v, &size, err);
+	if (rc == MSB_OK && size > MSB_POOL_MAX)
+		rc = msb_config_refuse(err, v, "pool: %llu refused: a pool holds at most %u sandboxes",
+				       (unsigned long long)size, MSB_POOL_MAX);
+	if (rc == MSB_OK) {
+		cfg->pool_sizes[i] = (unsigned)size;
+		cfg->pool_nodes[i] = v;
+	}
+	return rc;
+}
+
 static msb_errc read_spec(msb_config *cfg, const char *kind, const msb_node *n, msb_spec *spec,
 			  msb_error *err)
 {
@@ -186,7 +205,9 @@ msb_errc msb_config_read_specs(msb_config *cfg, const msb_node *n, msb_error *er
 	if (rc != MSB_OK)
 		return rc;
 	cfg->specs = msb_arena_alloc(cfg->arena, (n->len + 1) * sizeof *cfg->specs);
-	if (!cfg->specs)
+	cfg->pool_sizes = msb_arena_alloc(cfg->arena, (n->len + 1) * sizeof *cfg->pool_sizes);
+	cfg->pool_nodes = msb_arena_alloc(cfg->arena, (n->len + 1) * sizeof *cfg->pool_nodes);
+	if (!cfg->specs || !cfg->pool_sizes || !cfg->pool_nodes)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n->len; i++) {
 		if (!*n->pairs[i].key) {
@@ -194,6 +215,8 @@ msb_errc msb_config_read_specs(msb_config *cfg, const msb_node *n, msb_error *er
 			return msb_config_refuse(err, &at, "a spec kind cannot be empty");
 		}
 		rc = read_spec(cfg, n->pairs[i].key, n->pairs[i].value, &cfg->specs[i], err);
+		if (rc == MSB_OK)
+			rc = read_pool(cfg, i, n->pairs[i].value, err);
 		if (rc != MSB_OK)
 			return rc;
 		cfg->n_specs++;

@@ -18,7 +18,7 @@ static const char *rung(msb_isolation iso)
 	return w ? w : "?";
 }
 
-static void router_warn(const msb_router_options *o, const char *message)
+static void options_warn(const msb_router_options *o, const char *message)
 {
 	if (o->warn)
 		o->warn(o->warn_ctx, message);
@@ -153,7 +153,7 @@ static msb_errc judge_per_spec(msb_router *r, msb_error *err)
 			     "dispose and dispose_scope still reach what it holds, and no workload is "
 			     "ever routed to it",
 			     b->name, rung(b->isolation), rung(r->opt.min_isolation)) >= 0) {
-			router_warn(&r->opt, line);
+			options_warn(&r->opt, line);
 			free(line);
 		}
 	}

@@ -5,6 +5,10 @@ core_libmsb_la_SOURCES += \
 	core/lib/router_checks.c \
 	core/lib/router_spec.c \
 	core/lib/router_acquire.c \
+	core/lib/pool_internal.h \
+	core/lib/pool.c \
+	core/lib/pool_blueprint.c \
+	core/lib/pool_filler.c \
 	core/lib/sandbox.c \
 	core/lib/sandbox_bg.c \
 	core/lib/observer.c \

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool_internal.h"
 #include "router_internal.h"
 
 enum entry_state { ENTRY_PENDING, ENTRY_READY, ENTRY_FAILED };
@@ -207,13 +208,15 @@ static msb_errc refuse_unclean(msb_router *r, const msb_key *key, msb_error *err
 }
 
 /* The backend call, made with no lock held. */
-static msb_errc create_slot(const msb_backend *b, const msb_key *key, const msb_spec *spec,
-			    struct router_slot **out, msb_error *err)
+static msb_errc create_slot(msb_router *r, const msb_backend *b, const msb_key *key,
+			    const msb_spec *spec, struct router_slot **out, msb_error *err)
 {
 	struct router_slot *slot = calloc(1, sizeof *slot);
 	if (!slot)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	msb_errc rc = b->ops->acquire(b->self, key, spec, &slot->handle, err);
+	/* A warm entry of this blueprint, adopted, else a cold start as ever (issue 22). */
+	slot->pooled = r->pool && pool_take(r->pool, b, key, spec, &slot->handle);
+	msb_errc rc = slot->pooled ? MSB_OK : b->ops->acquire(b->self, key, spec, &slot->handle, err);
 	if (rc != MSB_OK)
 		rc = msb_backend_result("acquire", rc, err);
 	if (rc == MSB_OK && !slot->handle)
@@ -234,7 +237,7 @@ static msb_errc create_slot(const msb_backend *b, const msb_key *key, const msb_
 
 /* Get-or-create the slot for (key, kind, b): one backend acquire however many race. */
 static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key,
-			 const msb_spec *spec, struct router_slot **out, msb_error *err)
+			 const msb_spec *spec, struct router_slot **out, bool *pooled, msb_error *err)
 {
 	uint64_t hash = entry_hash(key, spec->kind, b);
 	pthread_mutex_lock(&r->lock);
@@ -287,7 +290,8 @@ static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key
 
 	struct router_slot *slot = NULL;
 	msb_error local = MSB_ERROR_INIT;
-	msb_errc rc = create_slot(b, key, spec, &slot, &local);
+	msb_errc rc = create_slot(r, b, key, spec, &slot, &local);
+	*pooled = rc == MSB_OK && slot->pooled; /* this caller's acquire adopted it; racers share it */
 
 	pthread_mutex_lock(&r->lock);
 	if (rc == MSB_OK) {
@@ -350,7 +354,7 @@ static msb_errc sandbox_wrap(struct router_slot *slot, const msb_key *key, const
 }
 
 static void observe_acquired(const msb_router *r, const msb_key *key, const msb_spec *spec,
-			     const msb_backend *b, const char *call, msb_errc rc)
+			     const msb_backend *b, const char *call, bool pooled, msb_errc rc)
 {
 	const msb_observer *o = r->opt.observer;
 	if (!o || !o->sandbox_acquired)
@@ -363,6 +367,7 @@ static void observe_acquired(const msb_router *r, const msb_key *key, const msb_
 		.isolation = b ? b->isolation : MSB_ISO_NONE,
 		.scope = router_effective_scope(r, spec),
 		.refusal = rc ? msb_errc_name(rc) : NULL,
+		.pooled = pooled,
 	};
 	msb_observer_sandbox_acquired(o, &event);
 }
@@ -373,6 +378,7 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 	*out = NULL;
 	const char *call = key && key->call_id && *key->call_id ? key->call_id : NULL;
 	const msb_backend *b = NULL;
+	bool pooled = false;
 	msb_errc rc;
 	if (!spec) {
 		rc = msb_error_set(err, MSB_E_VALUE, "acquire: no spec given; the spec is the workload "
@@ -383,6 +389,13 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 		rc = msb_error_set(err, MSB_E_VALUE,
 				   "acquire: the key needs a scope and a thread_id, both from the host's "
 				   "request context; a key without them would let conversations share a sandbox");
+		goto done;
+	}
+	if (strcmp(key->scope, MSB_POOL_SCOPE) == 0) {
+		rc = msb_error_set(err, MSB_E_VALUE,
+				   "acquire: refused the key's scope '%s': it is reserved for warm-pool "
+				   "entries, and a caller using it could reach one before it is adopted",
+				   MSB_POOL_SCOPE);
 		goto done;
 	}
 	if ((rc = msb_spec_validate(spec, err)) || (rc = router_route(router, spec, &b, err)))
@@ -407,13 +420,13 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 		effective.call_id = call;
 	}
 	struct router_slot *slot = NULL;
-	if ((rc = slot_get(router, b, &effective, spec, &slot, err)))
+	if ((rc = slot_get(router, b, &effective, spec, &slot, &pooled, err)))
 		goto done;
 	rc = sandbox_wrap(slot, &effective, spec, scope, call, out, err);
 	if (rc)
 		router_slot_unref(slot);
 done:
-	observe_acquired(router, key ? key : &(msb_key){ 0 }, spec, b, call, rc);
+	observe_acquired(router, key ? key : &(msb_key){ 0 }, spec, b, call, pooled && rc == MSB_OK, rc);
 	return rc;
 }
 
@@ -458,8 +471,7 @@ static bool match_key(const struct router_entry *e, const void *arg)
 }
 
 /* One line for the host's log, beside the observer's structured record. */
-static void router_warn(const msb_router *r, const char *fmt, ...) MSB_PRINTF(2, 3);
-static void router_warn(const msb_router *r, const char *fmt, ...)
+void router_warn(const msb_router *r, const char *fmt, ...)
 {
 	char *line = NULL;
 	va_list ap;
@@ -746,6 +758,7 @@ void msb_router_free(msb_router *router)
 {
 	if (!router)
 		return;
+	msb_pool_free(router->pool); /* its filler first: it calls the backends */
 	for (size_t i = 0; i < ROUTER_BUCKETS; i++) {
 		struct router_entry *e = router->buckets[i];
 		while (e) {

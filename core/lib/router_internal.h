@@ -34,6 +34,7 @@ struct msb_router {
 	pthread_cond_t settled;       /* broadcast whenever an in-flight acquire settles */
 	struct router_entry *buckets[ROUTER_BUCKETS];
 	struct router_unclean *unclean;
+	struct msb_pool *pool;        /* owned; NULL: no warm pool (issue 22) */
 };
 
 /* One backend sandbox handle, shared by every msb_sandbox that reached it. */
@@ -41,6 +42,7 @@ struct router_slot {
 	atomic_uint refs;
 	const msb_backend *backend;
 	msb_sandbox_handle *handle;
+	bool pooled;                  /* adopted from a warm pool rather than started cold */
 };
 
 /* What the host holds: its own copy of the key, the spec and the served posture. */
@@ -54,6 +56,8 @@ struct msb_sandbox {
 };
 
 void router_slot_unref(struct router_slot *slot);
+/* One warning line through the router's warn callback (else stderr). */
+void router_warn(const msb_router *r, const char *fmt, ...) MSB_PRINTF(2, 3);
 
 /* The checks (router_checks.c). err may be NULL: then nothing is formatted or allocated. */
 msb_errc router_check_denials(const msb_router *r, const msb_spec *spec, msb_error *err);

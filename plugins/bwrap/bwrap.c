@@ -445,6 +445,11 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 	b.identity = bwrap_identity;
 	/* The proxy's socket directory is bound in (bwrap_argv.c); the namespace is loopback. */
 	b.egress = true;
+	/*
+	 * Warm pools (issue 22): the agent's socket and the work dir's bind were made at start,
+	 * and the cgroup is found through <dir>/cgroup, so a renamed sandbox runs on unchanged.
+	 */
+	b.adoptable = true;
 	static const char *const keys[] = { MSB_BWRAP_CONFIG_KEYS, NULL };
 	return msb_driver_init(&b, config, host, keys, self, err);
 }
@@ -454,4 +459,5 @@ MSB_BACKEND_DEFINE(
 	.isolation = "container",
 	.declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 	.init = bwrap_init,
-	MSB_DRIVER_OPERATIONS);
+	MSB_DRIVER_OPERATIONS,
+	.adopt = msb_driver_adopt);

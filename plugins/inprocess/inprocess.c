@@ -135,25 +135,33 @@ static bool same_key(const inproc_sandbox *sb, const msb_key *key)
 	       strcmp(sb->agent_dir, nz(key->agent_dir)) == 0 && strcmp(sb->call_id, nz(key->call_id)) == 0;
 }
 
-static inproc_sandbox *sandbox_new(const msb_key *key, const char *kind)
+/* Give `sb` the identity (key, kind): one allocation at sb->scope. false when out of memory. */
+static bool sandbox_name(inproc_sandbox *sb, const msb_key *key, const char *kind)
 {
 	const char *parts[5] = { nz(key->scope), nz(key->thread_id), nz(key->agent_dir), nz(key->call_id), kind };
 	size_t total = 0;
 	for (int i = 0; i < 5; i++)
 		total += strlen(parts[i]) + 1;
-	inproc_sandbox *sb = calloc(1, sizeof *sb);
 	char *buf = malloc(total);
-	if (!sb || !buf) {
-		free(sb);
-		free(buf);
-		return NULL;
-	}
+	if (!buf)
+		return false;
+	free(sb->scope);
 	char **fields[5] = { &sb->scope, &sb->thread_id, &sb->agent_dir, &sb->call_id, &sb->kind };
 	for (int i = 0; i < 5; i++) {
 		size_t n = strlen(parts[i]) + 1;
 		memcpy(buf, parts[i], n);
 		*fields[i] = buf;
 		buf += n;
+	}
+	return true;
+}
+
+static inproc_sandbox *sandbox_new(const msb_key *key, const char *kind)
+{
+	inproc_sandbox *sb = calloc(1, sizeof *sb);
+	if (!sb || !sandbox_name(sb, key, kind)) {
+		free(sb);
+		return NULL;
 	}
 	sb->refs = 1; /* the instance's list */
 	return sb;
@@ -231,6 +239,57 @@ static msb_errc inproc_acquire(msb_backend_instance *self, const msb_key *key, c
 	}
 	sb->refs++;
 	pthread_mutex_unlock(&self->lock);
+	h->self = self;
+	h->sb = sb;
+	*out = h;
+	return MSB_OK;
+}
+
+static inproc_sandbox *find(struct msb_backend_instance *self, const msb_key *key, const char *kind)
+{
+	inproc_sandbox *sb = self->sandboxes;
+	while (sb && !(same_key(sb, key) && strcmp(sb->kind, kind) == 0))
+		sb = sb->next;
+	return sb;
+}
+
+/*
+ * Adoption (issue 22): the entry's sandbox, files and all, renamed to the key under the
+ * instance's lock, so of two racing adopts of one entry the second finds it gone.
+ */
+static msb_errc inproc_adopt(msb_backend_instance *self, const msb_key *entry, const msb_key *key,
+			     const msb_spec *spec, msb_sandbox_handle **out, msb_error *err)
+{
+	msb_sandbox_handle *h = calloc(1, sizeof *h);
+	if (!h)
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	pthread_mutex_lock(&self->lock);
+	char text[1024];
+	snprintf(text, sizeof text, "entry=%s scope=%s thread=%s agent_dir=%s call_id=%s kind=%s",
+		 nz(entry->call_id), nz(key->scope), nz(key->thread_id), nz(key->agent_dir),
+		 nz(key->call_id), spec->kind);
+	inproc_record_add(self, "adopt", text);
+	inproc_sandbox *sb = find(self, entry, spec->kind);
+	msb_errc rc = MSB_OK;
+	if (!sb)
+		rc = msb_error_set(err, MSB_E_NOT_FOUND, "inprocess backend '%s': no sandbox of pool "
+				   "entry '%s' (kind '%s') to adopt", INPROCESS_NAME, nz(entry->call_id),
+				   spec->kind);
+	else if (find(self, key, spec->kind)) {
+		/* The key's own is there: the entry stays an entry (the contract's OK, no handle). */
+		pthread_mutex_unlock(&self->lock);
+		free(h);
+		*out = NULL;
+		return MSB_OK;
+	} else if (!sandbox_name(sb, key, spec->kind))
+		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	if (rc == MSB_OK)
+		sb->refs++;
+	pthread_mutex_unlock(&self->lock);
+	if (rc != MSB_OK) {
+		free(h);
+		return rc;
+	}
 	h->self = self;
 	h->sb = sb;
 	*out = h;
@@ -366,6 +425,7 @@ MSB_BACKEND_DEFINE(
 	.bg_read = inproc_bg_read,
 	.bg_signal = inproc_bg_signal,
 	.bg_list = inproc_bg_list,
+	.adopt = inproc_adopt,
 );
 
 /* ---- test hooks (msb_inprocess.h) ------------------------------------------------ */

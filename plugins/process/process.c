@@ -569,6 +569,13 @@ static msb_errc read_ids(const msb_node *config, process_ctx *pc, msb_error *err
 	return MSB_OK;
 }
 
+static msb_errc process_adopted(void *ctx, const char *old_dir, const msb_driver_box *box,
+			       msb_error *err)
+{
+	(void)ctx;
+	return process_uid_moved(old_dir, box, err);
+}
+
 static msb_errc process_init(const msb_node *config, const msb_host *host,
 			     msb_backend_instance **self, msb_error *err)
 {
@@ -598,6 +605,12 @@ static msb_errc process_init(const msb_node *config, const msb_host *host,
 	b.configure = process_configure;
 	/* The egress socket's directory is bound back at its own path (process_mounts.c). */
 	b.egress = true;
+	/*
+	 * Warm pools (issue 22): the agent listens on a socket made at start, the work dir is
+	 * bound into its mount namespace by fd, and the uid record follows the rename.
+	 */
+	b.adoptable = true;
+	b.adopted = process_adopted;
 	return msb_driver_init(&b, config, host, keys, self, err);
 }
 
@@ -607,4 +620,5 @@ MSB_BACKEND_DEFINE(
 	.isolation = "os_process",
 	.declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 	.init = process_init,
-	MSB_DRIVER_OPERATIONS);
+	MSB_DRIVER_OPERATIONS,
+	.adopt = msb_driver_adopt);

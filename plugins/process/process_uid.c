@@ -121,3 +121,31 @@ void process_uid_release(const msb_driver_box *box)
 		unlink(rec);
 	unlink(mine);
 }
+
+msb_errc process_uid_moved(const char *old_dir, const msb_driver_box *box, msb_error *err)
+{
+	char mine[4300], text[32] = "", rec[128], owner[4200], line[4200];
+	snprintf(mine, sizeof mine, "%s/uid", box->dir);
+	record_owner(mine, text, sizeof text);
+	char *end;
+	long u = strtol(text, &end, 10);
+	if (!text[0] || *end || u <= 0)
+		return MSB_OK; /* unprivileged: no uid of its own was taken */
+	const char *lock = PROCESS_UID_REGISTRY ".lock";
+	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lfd < 0)
+		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend process: %s", lock);
+	while (flock(lfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	snprintf(rec, sizeof rec, "%s/%ld", PROCESS_UID_REGISTRY, u);
+	snprintf(line, sizeof line, "%s\n", box->dir);
+	record_owner(rec, owner, sizeof owner);
+	msb_errc rc = MSB_OK;
+	if (strcmp(owner, old_dir) != 0)
+		rc = msb_error_set(err, MSB_E_BACKEND, "backend process: sandbox %s: uid %ld is not "
+				   "recorded as its own (the record names '%s')", box->name, u, owner);
+	else if (write_all(rec, O_TRUNC, line) < 0)
+		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend process: rewriting %s", rec);
+	close(lfd);
+	return rc;
+}

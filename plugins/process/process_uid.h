@@ -21,5 +21,11 @@ msb_errc process_uid_take(const msb_driver_box *box, long base, long count, long
 			  msb_error *err);
 /* Give back what process_uid_take recorded for `box` (nothing when it recorded nothing). */
 void process_uid_release(const msb_driver_box *box);
+/*
+ * The sandbox's directory was renamed from `old_dir` to box->dir (a warm-pool adoption):
+ * its uid record names the new one, or the uid would read as a crash's leftover and be
+ * handed to a second live sandbox.
+ */
+msb_errc process_uid_moved(const char *old_dir, const msb_driver_box *box, msb_error *err);
 
 #endif

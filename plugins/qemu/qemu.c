@@ -414,9 +414,15 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.identity = qemu_identity;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
+	/*
+	 * Warm pools (issue 22): a booted VM does not care where its directory is — QEMU and
+	 * the relay hold their sockets and disks open from the start, and stop finds both
+	 * through pid files inside the directory — so a pool entry is a pre-booted microVM.
+	 */
+	b.adoptable = true;
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);
 }
 
 MSB_BACKEND_DEFINE(.name = "qemu", .isolation = "microvm",
 		   .declarations = MSB_DRIVER_DECLARATIONS,
-		   .init = qemu_init, MSB_DRIVER_OPERATIONS);
+		   .init = qemu_init, MSB_DRIVER_OPERATIONS, .adopt = msb_driver_adopt);

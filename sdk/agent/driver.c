@@ -184,10 +184,8 @@ static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const d
 	return rc;
 }
 
-#define DRIVER_IDENTITY_MAX 512
-
 /* <dir>/identity holds exactly `identity` ("" and no file are the same: nothing recorded). */
-static bool driver_identity_matches(const driver_paths *p, const char *identity)
+bool driver_identity_matches(const driver_paths *p, const char *identity)
 {
 	char *path = msb_driver_path(p->dir, "identity");
 	FILE *f = path ? fopen(path, "re") : NULL;

@@ -56,6 +56,10 @@ int driver_lock(const driver_paths *p, msb_error *err);
 /* Remove the lock file while still holding it (waiters notice the inode went and retry). */
 void driver_unlock_remove(const driver_paths *p, int fd);
 
+/* <dir>/identity: what the sandbox was started from (driver.c). */
+#define DRIVER_IDENTITY_MAX 512
+bool driver_identity_matches(const driver_paths *p, const char *identity);
+
 /* Write the metadata for (key, kind) / read back and compare. */
 msb_errc driver_meta_write(const driver_paths *p, const driver_key *key, const char *kind,
 			   msb_error *err);

@@ -155,6 +155,22 @@ static void import_marker(const char *name, const char *marker)
 		fail_msg("import %s: %s", name, msb_error_message(&err));
 }
 
+/* bwrap over the test's store, with `image` imported as v1 (skipped when bwrap cannot run). */
+static void bwrap_on_store(backend_fixture *fx, const char *image)
+{
+	char why[512];
+	if (!bwrap_fixture_usable(why, sizeof why)) {
+		printf("skip bwrap: %s\n", why);
+		skip();
+	}
+	import_marker(image, "v1");
+	char extra[300];
+	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
+	msb_error err = MSB_ERROR_INIT;
+	if (bwrap_fixture_open(fx, NULL, extra, &err) != MSB_OK)
+		fail_msg("open bwrap: %s", msb_error_message(&err));
+}
+
 /* `script`'s output in the sandbox of (thread "moving", image "moving"); not disposed. */
 static void moving_prints(backend_fixture *fx, const char *script, const char *want)
 {
@@ -182,23 +198,50 @@ static void moving_prints(backend_fixture *fx, const char *script, const char *w
 static void a_reimported_image_is_not_served_by_the_old_sandbox(void **state)
 {
 	(void)state;
-	char why[512];
-	if (!bwrap_fixture_usable(why, sizeof why)) {
-		printf("skip bwrap: %s\n", why);
-		skip();
-	}
-	import_marker("moving", "v1");
-	char extra[300];
-	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
 	backend_fixture fx;
-	msb_error err = MSB_ERROR_INIT;
-	if (bwrap_fixture_open(&fx, NULL, extra, &err) != MSB_OK)
-		fail_msg("open bwrap: %s", msb_error_message(&err));
+	bwrap_on_store(&fx, "moving");
 	moving_prints(&fx, "cat /etc/marker; echo kept > w", "v1");
 	moving_prints(&fx, "cat /etc/marker w", "v1kept\n");
 	import_marker("moving", "v2");
 	moving_prints(&fx, "cat /etc/marker; cat w 2>/dev/null; true", "v2");
 	backend_dispose(&fx, "moving", NULL);
+	close_and_remove(&fx);
+}
+
+/*
+ * Warm pools (issue 22): a pool entry started from an image is adopted while the image is
+ * what it was, and refused as stale (MSB_E_VALUE, the entry left for the host to dispose)
+ * once the name was re-imported: a pooled sandbox of the old image is never handed out.
+ */
+static void a_pool_entry_of_a_reimported_image_is_stale(void **state)
+{
+	(void)state;
+	backend_fixture fx;
+	bwrap_on_store(&fx, "pooled");
+	msb_error err = MSB_ERROR_INIT;
+	msb_spec s = spec;
+	s.image = "pooled";
+	msb_key e1 = { "msb-pool", "bp", "", "e1" }, e2 = { "msb-pool", "bp", "", "e2" };
+	msb_key k1 = backend_key("adopted", NULL), k2 = backend_key("stale", NULL);
+	msb_sandbox_handle *h = NULL;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(fx.ops->acquire(fx.self, i ? &e2 : &e1, &s, &h, &err), MSB_OK);
+		fx.ops->release(h);
+	}
+	h = NULL;
+	assert_int_equal(fx.ops->adopt(fx.self, &e1, &k1, &s, &h, &err), MSB_OK);
+	assert_non_null(h);
+	fx.ops->release(h);
+	import_marker("pooled", "v2");
+	h = NULL;
+	assert_int_equal(fx.ops->adopt(fx.self, &e2, &k2, &s, &h, &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "stale"));
+	assert_null(h);
+	msb_error_clear(&err);
+	msb_disposal_failure f = { 0 };
+	assert_false(fx.ops->dispose(fx.self, &e2, &f));
+	assert_false(fx.ops->dispose(fx.self, &k1, &f));
+	assert_false(fx.ops->dispose(fx.self, &k2, &f));
 	close_and_remove(&fx);
 }
 
@@ -293,6 +336,7 @@ int main(void)
 		cmocka_unit_test(bwrap_runs_store_images),
 		cmocka_unit_test(gvisor_runs_store_images),
 		cmocka_unit_test(a_reimported_image_is_not_served_by_the_old_sandbox),
+		cmocka_unit_test(a_pool_entry_of_a_reimported_image_is_stale),
 		cmocka_unit_test(qemu_runs_store_images),
 		cmocka_unit_test(process_refuses_any_image_but_host),
 	};

@@ -29,6 +29,7 @@
 
 #include <msb/driver.h>
 #include <msb/loader.h>
+#include <msb/pool.h>
 
 #include "msb_test.h"
 #include "netns_probe.h"
@@ -570,6 +571,117 @@ static void test_threads_race_one_sandbox(void **state)
 	fixture_close(&f);
 }
 
+/* The sandbox directory of (key, "default"), host side. */
+static void box_dir(const msb_key *key, char *dir, size_t n)
+{
+	char name[36];
+	msb_driver_sandbox_name(state_dir, key, "default", name);
+	snprintf(dir, n, "%s/%s", state_dir, name);
+}
+
+struct adopter {
+	fixture *f;
+	const msb_key *entry, *key;
+	msb_errc rc;
+	msb_sandbox_handle *h;
+};
+
+static void *race_adopt(void *arg)
+{
+	struct adopter *a = arg;
+	a->rc = a->f->ops->adopt(a->f->inst, a->entry, a->key, &a->f->spec, &a->h, NULL);
+	return NULL;
+}
+
+/*
+ * Warm pools (issue 22): adopt renames a running pool entry to a key — same agent, same
+ * files, the entry's name gone — once: a second adopt of it, or two racing, get one sandbox
+ * between them; a key that has its own leaves the entry untouched.
+ */
+static void test_adopt(void **state)
+{
+	cfg c;
+	cfg_init(&c);
+	fixture f;
+	fixture_open(&f, &c);
+	assert_true(MSB_BACKEND_HAS(f.ops, adopt) && f.ops->adopt);
+	msb_key e1 = { MSB_POOL_SCOPE, "bp", "", "e1" }, e2 = { MSB_POOL_SCOPE, "bp", "", "e2" };
+	msb_key k1 = { "adopt", "t", "", "k1" }, k3 = { "adopt", "t", "", "k3" },
+		k4 = { "adopt", "t", "", "k4" };
+	msb_error err = MSB_ERROR_INIT;
+	msb_sandbox_handle *h = acquire(&f, &e1);
+	pid_t agent = agent_pid(h);
+	assert_int_equal(f.ops->write_file(h, "from-entry", "x", 1, WORK, &err), MSB_OK);
+	f.ops->release(h);
+
+	h = NULL;
+	assert_int_equal(f.ops->adopt(f.inst, &e1, &k1, &f.spec, &h, &err), MSB_OK);
+	assert_non_null(h);
+	assert_int_equal(agent_pid(h), agent); /* the very sandbox, not a new start */
+	char dir[160], want[160];
+	box_dir(&k1, want, sizeof want);
+	assert_string_equal(msb_driver_sandbox_box(h)->dir, want);
+	msb_entry e;
+	bool found = false;
+	assert_int_equal(f.ops->stat_file(h, "from-entry", WORK, &e, &found, &err), MSB_OK);
+	assert_true(found);
+	free(e.path);
+	box_dir(&e1, dir, sizeof dir);
+	assert_false(path_exists(dir));
+	f.ops->release(h);
+	/* As root each sandbox holds a uid of its own: its host-wide record follows the rename,
+	 * or the uid would read as free and be handed to a second live sandbox. */
+	char uid_file[200], text[32] = "", rec[96], owner[200] = "";
+	snprintf(uid_file, sizeof uid_file, "%s/uid", want);
+	FILE *u = fopen(uid_file, "re");
+	if (u) {
+		assert_non_null(fgets(text, sizeof text, u));
+		fclose(u);
+		snprintf(rec, sizeof rec, "/run/msb/process-uids/%ld", atol(text));
+		FILE *r = fopen(rec, "re");
+		assert_non_null(r);
+		assert_non_null(fgets(owner, sizeof owner, r));
+		fclose(r);
+		owner[strcspn(owner, "\n")] = '\0';
+		assert_string_equal(owner, want);
+	} else {
+		assert_true(geteuid() != 0); /* unprivileged: no uid of its own, nothing to follow */
+	}
+	/* Claimed: a second adopt of e1 finds nothing, and leaves nothing of k3. */
+	h = NULL;
+	assert_int_equal(f.ops->adopt(f.inst, &e1, &k3, &f.spec, &h, &err), MSB_E_NOT_FOUND);
+	assert_non_null(strstr(msb_error_message(&err), "is gone"));
+	msb_error_clear(&err);
+	box_dir(&k3, dir, sizeof dir);
+	assert_false(path_exists(dir));
+	/* k1 has its own: MSB_OK, no handle, e2 untouched. */
+	f.ops->release(acquire(&f, &e2));
+	h = NULL;
+	assert_int_equal(f.ops->adopt(f.inst, &e2, &k1, &f.spec, &h, &err), MSB_OK);
+	assert_null(h);
+	box_dir(&e2, dir, sizeof dir);
+	assert_true(path_exists(dir));
+	/* Two threads race for e2: one gets it, the other is refused. */
+	struct adopter a[2] = { { &f, &e2, &k3, MSB_OK, NULL }, { &f, &e2, &k4, MSB_OK, NULL } };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, race_adopt, &a[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	int won = (a[0].rc == MSB_OK && a[0].h) + (a[1].rc == MSB_OK && a[1].h);
+	assert_int_equal(won, 1);
+	assert_true(a[0].rc == MSB_E_NOT_FOUND || a[1].rc == MSB_E_NOT_FOUND);
+	for (int i = 0; i < 2; i++)
+		if (a[i].h)
+			f.ops->release(a[i].h);
+	assert_false(path_exists(dir));
+	msb_scope_purge purge = { 0 };
+	f.ops->dispose_scope(f.inst, "adopt", "t", &purge);
+	assert_int_equal(purge.disposed, 2); /* k1 and the race's winner */
+	msb_scope_purge_free(&purge);
+	fixture_close(&f);
+}
+
 /* An agent that died (killed from outside) is replaced by the next acquire, not reused. */
 static void test_dead_agent_restarted(void **state)
 {
@@ -1014,7 +1126,8 @@ static int group_teardown(void **state)
 					    { "scope-x", "thread-1" }, { "scope-x", "thread-2" },
 					    { "pinned", "t" }, { "egress", "t" }, { "limits", "t" },
 					    { "threads", "t" }, { "restart", "t" }, { "ahead", "ahead-1" },
-					    { "ahead", "ahead-2" }, { "ahead", "ahead-3" }, { "ahead", "ahead-4" } };
+					    { "ahead", "ahead-2" }, { "ahead", "ahead-3" }, { "ahead", "ahead-4" },
+					    { "adopt", "t" }, { MSB_POOL_SCOPE, "bp" } };
 		for (size_t i = 0; i < sizeof scopes / sizeof scopes[0]; i++) {
 			msb_scope_purge purge = { 0 };
 			msb_backend_ops(b)->dispose_scope(msb_backend_instance_of(b), scopes[i][0],
@@ -1041,6 +1154,7 @@ int main(void)
 		cmocka_unit_test(test_two_processes_one_sandbox),
 		cmocka_unit_test(test_threads_race_one_sandbox),
 		cmocka_unit_test(test_dead_agent_restarted),
+		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_dispose_kills_escaped_daemon),
 		cmocka_unit_test(test_dispose_scope_counts),
 		cmocka_unit_test(test_dispose_reads_matching_names),

@@ -157,3 +157,11 @@ tests_bench_bench_egress_SOURCES = tests/bench/bench_egress.c
 tests_bench_bench_egress_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_egress_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(PTHREAD_LIBS)
 EXTRA_tests_bench_bench_egress_DEPENDENCIES = plugins/process/process.la plugins/bwrap/bwrap.la sdk/agent/msb-agent
+
+# Warm pools (issue 22): pooled acquire → first exec against a cold one, process, bwrap, qemu.
+BENCHES += tests/bench/bench_pool
+tests_bench_bench_pool_SOURCES = tests/bench/bench_pool.c tests/bench/bench_stats.h
+tests_bench_bench_pool_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_bench_bench_pool_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+EXTRA_tests_bench_bench_pool_DEPENDENCIES = plugins/process/process.la plugins/bwrap/bwrap.la \
+	plugins/qemu/qemu.la

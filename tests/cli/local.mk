@@ -1,7 +1,7 @@
 # tests/cli: the msb command end to end, spawned as a process, against the inprocess fake
 # and the loader's fixture plugins (which therefore build first).
-TESTS += tests/cli/cli.sh
-EXTRA_DIST += tests/cli/cli.sh
+TESTS += tests/cli/cli.sh tests/cli/pool.sh
+EXTRA_DIST += tests/cli/cli.sh tests/cli/pool.sh
 # Host input read with a bound (issue 17): put, --stdin, run-code, sandbox.yaml.
 TESTS += tests/cli/cli_bounds.sh
 EXTRA_DIST += tests/cli/cli_bounds.sh

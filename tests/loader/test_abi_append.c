@@ -93,6 +93,10 @@ static void test_old_build_loads_with_its_smaller_size(void **state)
 	assert_true(d_old->struct_size < d_now->struct_size);
 	assert_false(MSB_BACKEND_HAS(d_old, exec_stream));
 	assert_true(MSB_BACKEND_HAS(d_now, exec_stream));
+	/* Issue 22's adopt: past the old build's end, never read there. */
+	assert_false(MSB_BACKEND_HAS(d_old, adopt));
+	assert_null(MSB_BACKEND_OP(d_old, adopt));
+	assert_true(MSB_BACKEND_HAS(d_now, adopt));
 	box_close(&old);
 	box_close(&now);
 }
@@ -276,12 +280,33 @@ static void test_new_build_backgrounds(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "'1BAD=x'"));
 	msb_error_clear(&err);
 	box_close(&b);
+/* A pool on the old build (no adopt operation) is refused, naming why; the build still serves. */
+static void test_pool_refused_for_old_build(void **state)
+{
+	(void)state;
+	box old;
+	box_open(&old, MSB_TEST_FIXTURE("abi27"));
+	msb_pool *pool = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_pool_new(old.router, "/nonexistent/msb-pool-never-made", &pool, &err), MSB_OK);
+	msb_spec spec;
+	msb_spec_init(&spec, "k");
+	spec.files_in = spec.files_out = (msb_transfer_limits){ MSB_MIB, 4 * MSB_MIB, 16 };
+	assert_int_equal(msb_pool_want(pool, &spec, 1, &err), MSB_E_NOT_IMPLEMENTED);
+	const char *m = msb_error_message(&err);
+	assert_non_null(strstr(m, "no adopt operation"));
+	assert_non_null(strstr(m, "abi27.so"));
+	assert_non_null(strstr(m, "built before the operation was appended"));
+	msb_error_clear(&err);
+	msb_pool_free(pool);
+	box_close(&old);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_old_build_loads_with_its_smaller_size),
+		cmocka_unit_test(test_pool_refused_for_old_build),
 		cmocka_unit_test(test_old_build_serves_as_before),
 		cmocka_unit_test(test_missing_operation_refused_naming_it_and_the_plugin),
 		cmocka_unit_test(test_new_build_streams),

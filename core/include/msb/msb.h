@@ -15,6 +15,7 @@
 #include <msb/loader.h>
 #include <msb/observer.h>
 #include <msb/outputs.h>
+#include <msb/pool.h>
 #include <msb/router.h>
 #include <msb/sandbox.h>
 #include <msb/tool.h>

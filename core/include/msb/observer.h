@@ -39,6 +39,11 @@ typedef struct msb_sandbox_acquired {
 	msb_isolation isolation; /* that backend's rung (meaningless when backend is NULL) */
 	msb_scope scope;         /* the effective isolation scope */
 	const char *refusal;     /* NULL when served; else the error's name, never its message */
+	/*
+	 * Appended (issue 22): served by adopting a warm-pool entry (msb/pool.h), not a cold
+	 * start; false for a refusal and for a sandbox the key already had.
+	 */
+	bool pooled;
 } msb_sandbox_acquired;
 
 /* A dispose(key) across every registered backend. */

@@ -245,6 +245,23 @@ struct msb_backend_v27 {
 			      msb_error *err);
 	/* Every background command the sandbox knows, running or ended, oldest first. */
 	msb_errc (*bg_list)(msb_sandbox_handle *sandbox, msb_bg_list *out, msb_error *err);
+	/* ---- appended operations (issue 22): warm pools ------------------------------- */
+	/*
+	 * Optional. Make the running sandbox of (`entry`, spec->kind) — one a pool started
+	 * ahead under a pool key — the sandbox of (`key`, spec->kind), atomically, and hand it
+	 * out as acquire would: it takes the key's identity wherever the backend keeps one
+	 * (state-dir name, metadata, labels), so dispose(key) reaches it and nothing addresses
+	 * it under `entry` again. Safe under concurrent callers across processes: two adopts of
+	 * one entry never both succeed. Refused, leaving nothing of `key` behind, when `entry`
+	 * has no live sandbox (MSB_E_NOT_FOUND: gone, claimed, or dead), when it no longer is
+	 * what `spec` would start (MSB_E_VALUE: stale — an image re-imported under its name).
+	 * A refused entry is disposed by the host. When `key` already has a sandbox (started by
+	 * another process, say) it returns MSB_OK with *sandbox NULL and leaves the entry
+	 * untouched: the host lists it again and acquires the key's own.
+	 * A backend without it serves no pool: a config asking for one is refused at load.
+	 */
+	msb_errc (*adopt)(msb_backend_instance *self, const msb_key *entry, const msb_key *key,
+			  const msb_spec *spec, msb_sandbox_handle **sandbox, msb_error *err);
 };
 
 /* The size of the descriptor as ABI 27 first shipped it: what the loader requires at least. */

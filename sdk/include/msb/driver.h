@@ -152,10 +152,27 @@ typedef struct msb_boundary {
 	 * and the plugin declares MSB_DRIVER_EGRESS_DECLARATIONS.
 	 */
 	bool egress;
+	/*
+	 * Appended (issue 22): warm pools. true when a running sandbox survives its directory
+	 * being renamed to another key's name — the agent listens on a socket whose inode moves
+	 * with the directory, the work dir reached the sandbox by a bind made at start (a bind
+	 * follows the directory, not its path) and nothing the boundary keeps outside <dir>
+	 * names the old path — so msb_driver_adopt can hand a pool entry to a key. A boundary
+	 * that leaves it false serves no pool.
+	 */
+	bool adoptable;
+	/*
+	 * Optional, with adoptable: fix up what the boundary keeps outside <dir> that names the
+	 * sandbox's old directory `old_dir` (a uid record) after the rename to box->dir. A
+	 * failure fails the adoption (the entry is then disposed under its new key).
+	 */
+	msb_errc (*adopted)(void *ctx, const char *old_dir, const msb_driver_box *box,
+			    msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
-	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, false }
+	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, \
+	  false, false, NULL }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
@@ -244,6 +261,16 @@ msb_errc msb_driver_bg_read(msb_sandbox_handle *sandbox, const char *id, const m
 msb_errc msb_driver_bg_signal(msb_sandbox_handle *sandbox, const char *id, int signal,
 			      msb_error *err);
 msb_errc msb_driver_bg_list(msb_sandbox_handle *sandbox, msb_bg_list *out, msb_error *err);
+/*
+ * Appended (issue 22): the adopt operation, for a boundary with .adoptable (add
+ * `.adopt = msb_driver_adopt` to MSB_BACKEND_DEFINE). Under both sandboxes' locks it checks
+ * the entry is live, of this key's kind and of the image identity the spec resolves to now,
+ * renames <state_dir>/<entry's name> to <state_dir>/<key's name> (one rename(2): a racing
+ * adopt of the same entry finds nothing), rewrites its metadata to the key, and then serves
+ * it as acquire does.
+ */
+msb_errc msb_driver_adopt(msb_backend_instance *self, const msb_key *entry, const msb_key *key,
+			  const msb_spec *spec, msb_sandbox_handle **sandbox, msb_error *err);
 
 /* The sandbox's box (paths, name) behind a handle, e.g. for a test or a plugin's own op. */
 const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *sandbox);
