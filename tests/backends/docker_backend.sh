@@ -109,6 +109,9 @@ engine_suite() {
 	grep -q '^NoNewPrivs:[[:space:]]*1' "$tmp/out" && ok "no_new_privs" || bad "no_new_privs not set"
 	x a sh -c 'echo x > /bin/planted' && bad "wrote into the image's root" || ok "root is read-only"
 	x a sh -c 'echo x > /tmp/kept && echo y > kept-too' && ok "/tmp and the work dir writable" || bad "/tmp or work dir not writable: $(cat "$tmp/err")"
+	# The engine's /dev/shm is a third writable tmpfs: held to tmp_size (64MiB) as well.
+	x a sh -c 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=80 2>&1; rm -f /dev/shm/fill'
+	grep -q "No space left" "$tmp/out" && ok "/dev/shm is held to tmp_size" || bad "/dev/shm fill: $(cat "$tmp/out" "$tmp/err")"
 	x a sh -c "test -e /var/run/docker.sock || test -e /run/docker.sock || test -e '$ENGINE_SOCK' || test -e /run/podman/podman.sock" && bad "an engine socket is visible inside" || ok "no engine socket inside"
 	x a cat /proc/net/dev
 	[ "$(grep -c ':' "$tmp/out")" = 1 ] && grep -q 'lo:' "$tmp/out" && ok "loopback only (NetworkMode none)" || bad "network devices: $(cat "$tmp/out")"
@@ -206,12 +209,16 @@ engine_suite() {
 
 	if [ "$ENGINE_KIND" = podman ]; then
 		# Podman 4.3's compat API lists runsc in /info but ignores HostConfig.Runtime (the
-		# container runs under its default runtime): docker-gvisor loads, and refuses every
-		# sandbox — the claim is checked per sandbox, never taken from the config.
+		# container would run under its default runtime): docker-gvisor refuses to load on
+		# Podman, naming it and why, and so no sandbox is ever made there.
 		config "$tmp/g.yaml" "$B/plugins/docker/.libs/docker-gvisor.so"
+		"$MSB" -c "$tmp/g.yaml" check >"$tmp/out" 2>&1 && bad "docker-gvisor loaded on Podman" ||
+			{ grep -q "SandboxBackendNotPermitted" "$tmp/out" && grep -q "is Podman Engine.*ignores the runtime" "$tmp/out" &&
+				ok "docker-gvisor on Podman refused at load: $(grep -o 'refused to load.*HostConfig.Runtime)' "$tmp/out" | head -1)" ||
+				bad "podman gvisor: $(cat "$tmp/out")"; }
 		"$MSB" -c "$tmp/g.yaml" exec shell --scope t --thread g -- true >"$tmp/out" 2>&1 && bad "podman served hardened_container" ||
-			{ grep -q "SandboxBackendNotPermitted" "$tmp/out" && ok "docker-gvisor on Podman refused per sandbox: $(head -c 200 "$tmp/out")" || bad "podman gvisor: $(cat "$tmp/out")"; }
-		[ "$(ours)" = 0 ] && ok "the refused sandbox left no container" || bad "refused sandbox left $(ours)"
+			{ grep -q "SandboxBackendNotPermitted" "$tmp/out" && ok "docker-gvisor on Podman: exec refused too" || bad "podman gvisor exec: $(cat "$tmp/out")"; }
+		[ "$(ours)" = 0 ] && ok "the refusal left no container" || bad "refused sandbox left $(ours)"
 		return 0
 	fi
 	# docker-gvisor: the rung is verified, never trusted.

@@ -13,8 +13,51 @@
 #
 # Podman needs a containers.conf on this machine kind: root lacks CAP_SYS_RESOURCE (so the
 # default ulimits cannot be raised) and there is no systemd (cgroupfs, file events).
+#
+# A few paths the engines make outside their private directory whatever they are told:
+# dockerd's plugin socket directory, containerd's shim socket directory, runc's default root
+# (Podman's runc), Podman's blob-info cache (written on an image import). Each of these that
+# was absent when an instance started and is there when it stops is recorded in
+# ENGINE_MADE; the last test engine to stop (no other instance's pid alive) removes what is
+# recorded — an empty directory only, and the cache file. A path that was there before any
+# test engine started (a real daemon's) is never recorded, so never touched. (dockerd's
+# trust key, /etc/docker/key.json by default, is kept in the private directory instead.)
 
-ENGINE_SOCK= ENGINE_DIR= ENGINE_PID= ENGINE_KIND=
+ENGINE_SOCK= ENGINE_DIR= ENGINE_PID= ENGINE_KIND= ENGINE_ABSENT=
+ENGINE_MADE=/tmp/msb-test-engines.made
+ENGINE_GLOBALS="/run/docker/plugins /run/docker /run/containerd/s /run/containerd /run/runc
+	/var/lib/containers/cache/blob-info-cache-v1.boltdb /var/lib/containers/cache
+	/var/lib/containers /etc/docker/key.json /etc/docker"
+
+# Whether another test engine instance (not this one) is alive, by the pid it recorded.
+engine_others_alive() {
+	for f in /tmp/msbeng.*/engine.pid; do
+		[ -f "$f" ] || continue
+		[ "${f%/engine.pid}" = "$ENGINE_DIR" ] && continue
+		p=$(cat "$f" 2>/dev/null)
+		case "$p" in '' | *[!0-9]*) continue ;; esac
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+
+# Record what this instance's lifetime brought into being, and, as the last one, remove it.
+engine_sweep_globals() {
+	for g in $ENGINE_ABSENT; do
+		[ -e "$g" ] && echo "$g" >>"$ENGINE_MADE"
+	done
+	ENGINE_ABSENT=
+	engine_others_alive && return 0
+	[ -f "$ENGINE_MADE" ] || return 0
+	# Deepest first, so a directory is emptied before it is tried.
+	for g in $(sort -u "$ENGINE_MADE" | awk '{ print length, $0 }' | sort -rn | cut -d' ' -f2-); do
+		case "$g" in
+		*.boltdb | */key.json) rm -f "$g" ;;
+		*) [ -d "$g" ] && rmdir "$g" 2>/dev/null ;;
+		esac
+	done
+	rm -f "$ENGINE_MADE"
+}
 
 engine_wait_socket() { # sock timeout_s
 	i=0
@@ -34,6 +77,10 @@ engine_wait_socket() { # sock timeout_s
 engine_start() { # docker|podman
 	ENGINE_KIND=$1
 	command -v curl >/dev/null || { echo "SKIP: curl is not installed"; return 77; }
+	ENGINE_ABSENT=
+	for g in $ENGINE_GLOBALS; do
+		[ -e "$g" ] || ENGINE_ABSENT="$ENGINE_ABSENT $g"
+	done
 	ENGINE_DIR=$(mktemp -d /tmp/msbeng.XXXXXX) || return 1
 	ENGINE_SOCK=$ENGINE_DIR/api.sock
 	case "$1" in
@@ -51,7 +98,7 @@ engine_start() { # docker|podman
 		fi
 		runtimes="$runtimes},"
 		cat >"$ENGINE_DIR/daemon.json" <<EOF
-{ $runtimes "storage-driver": "overlay2" }
+{ $runtimes "storage-driver": "overlay2", "deprecated-key-path": "$ENGINE_DIR/key.json" }
 EOF
 		dockerd --config-file "$ENGINE_DIR/daemon.json" --data-root "$ENGINE_DIR/data" \
 			--exec-root "$ENGINE_DIR/exec" --pidfile "$ENGINE_DIR/dockerd.pid" \
@@ -79,6 +126,7 @@ EOF
 		return 1
 		;;
 	esac
+	echo "$ENGINE_PID" >"$ENGINE_DIR/engine.pid"
 	if ! engine_wait_socket "$ENGINE_SOCK" 60; then
 		echo "SKIP: $1 could not be started here:"
 		tail -5 "$ENGINE_DIR/engine.log" | sed 's/^/  /'
@@ -122,6 +170,7 @@ engine_stop() {
 			while read -r m; do umount -l "$m" 2>/dev/null; done
 		rm -rf "$ENGINE_DIR"
 	fi
+	engine_sweep_globals
 	ENGINE_PID= ENGINE_DIR= ENGINE_SOCK=
 }
 
@@ -132,7 +181,7 @@ engine_image_tar() { # busybox out.tar
 	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/proc" "$root/sys" "$root/dev"
 	cp "$1" "$root/bin/busybox"
 	for a in sh cat echo ls sleep true false id kill ps mkdir rm dmesg uname head wc printf \
-		touch env sed grep awk yes setsid seq tr cut stat ln mv cp chmod readlink; do
+		touch env sed grep awk yes setsid seq tr cut stat ln mv cp chmod readlink dd sort pwd; do
 		ln -s busybox "$root/bin/$a"
 	done
 	echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
