@@ -186,6 +186,10 @@ engine_suite() {
 	# Nothing else left behind: no volume, no network.
 	[ "$(api /volumes | jq '.Volumes | length')" = "$vols_before" ] && ok "no volume left" || bad "volumes: $(api /volumes)"
 	[ "$(api /networks | jq length)" = "$nets_before" ] && ok "no network left" || bad "networks: $(api /networks | jq -c '[.[].Name]')"
+	# And no object of any kind carries a label of ours.
+	lf='filters=%7B%22label%22%3A%5B%22dev.msb.backend%22%5D%7D'
+	labelled="$(ours) $(api "/volumes?$lf" | jq '.Volumes | length') $(api "/networks?$lf" | jq length)"
+	[ "$labelled" = "0 0 0" ] && ok "no container, volume or network labelled dev.msb.*" || bad "labelled objects left (containers volumes networks): $labelled"
 
 	# The shipped example, pointed at this engine, passes msb check (docker-gvisor's entry
 	# only where the engine has runsc: it refuses to load elsewhere, by design).

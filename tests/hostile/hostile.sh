@@ -327,6 +327,14 @@ A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/
 	done
 	[ -z "$left" ] || fail "processes left after disposal: $left"
 	grep -F "$state" /proc/self/mountinfo && fail "mounts left under $state"
+	if [ -n "$(engine_of "$be")" ]; then
+		# Through the engine's API: no container, volume or network of msb's left.
+		lf='filters=%7B%22label%22%3A%5B%22dev.msb.backend%22%5D%7D'
+		left=$(for o in "containers/json?all=1&$lf" "volumes?$lf" "networks?$lf"; do
+			curl -s --max-time 30 --unix-socket "$ENGINE_SOCK" "http://d/$o" | jq -c 'if type == "object" then .Volumes else . end | length'
+		done | tr '\n' ' ')
+		[ "$left" = "0 0 0 " ] || fail "the engine still holds msb's containers/volumes/networks: $left"
+	fi
 	ls -d "$state"/sk-* 2>/dev/null && fail "sandbox directories left"
 	if [ "$be" = process ]; then
 		grep -l -F "$state/" /run/msb/process-uids/* 2>/dev/null && fail "uid records left"
