@@ -70,6 +70,19 @@ conformance() {
 		bad "conformance $1 (exit $rc):"
 		grep -v '^ok' "$tmp/conf.tap"
 	fi
+	# The rung probes: every case of the rung the plugin claims ran and passed (not skipped,
+	# not "not applicable"); docker-gvisor's userspace-kernel probe is what tells gVisor's
+	# interception from the host's kernel.
+	cases="address-space-apart no-host-fds other-sandbox-apart own-pid-namespace own-mount-namespace
+		no-capabilities no-new-privs own-network-namespace limits-hold"
+	[ "$1" = docker-gvisor ] && cases="$cases userspace-kernel"
+	for c in $cases; do
+		line=$(grep -E "^(not )?ok [0-9]+ - rung/$c( |\$)" "$tmp/conf.tap")
+		case "$line" in
+		ok*'# SKIP'* | not* | '') bad "conformance $1: rung/$c did not pass: ${line:-missing}" ;;
+		*) ok "conformance $1: rung/$c: $(grep -A1 -E "^ok [0-9]+ - rung/$c( |\$)" "$tmp/conf.tap" | sed -n '2s/^# //p' | head -c 200)" ;;
+		esac
+	done
 	[ "$(ours)" = 0 ] && ok "conformance $1 left no container" || bad "conformance $1 left containers"
 }
 
@@ -192,14 +205,14 @@ engine_suite() {
 	[ "$labelled" = "0 0 0" ] && ok "no container, volume or network labelled dev.msb.*" || bad "labelled objects left (containers volumes networks): $labelled"
 
 	# The shipped example, pointed at this engine, passes msb check (docker-gvisor's entry
-	# only where the engine has runsc: it refuses to load elsewhere, by design).
+	# only on dockerd with runsc: it refuses to load elsewhere, Podman included, by design).
 	sed -e "s|plugin: docker-gvisor|plugin: $B/plugins/docker/.libs/docker-gvisor.so|" \
 		-e "s|plugin: docker\$|plugin: $B/plugins/docker/.libs/docker.so|" \
 		-e "s|socket: .*|socket: $ENGINE_SOCK|" -e "s|image: .*|image: $IMAGE|" \
 		-e "s|      memory: 512MiB.*|&\n      state_dir: $tmp/example-state|" \
 		-e "s|      memory: 1GiB.*|&\n      state_dir: $tmp/example-g-state|" \
 		"$S/conf/examples/docker.yaml" >"$tmp/example.yaml"
-	if ! api /info | jq -e '.Runtimes.runsc' >/dev/null; then
+	if [ "$ENGINE_KIND" = podman ] || ! api /info | jq -e '.Runtimes.runsc' >/dev/null; then
 		sed -i '/plugin: .*docker-gvisor.so/,/cpus: 1/d' "$tmp/example.yaml"
 	fi
 	"$MSB" -c "$tmp/example.yaml" check >"$tmp/out" 2>&1 && ok "conf/examples/docker.yaml passes msb check" ||

@@ -15,8 +15,9 @@
 # default ulimits cannot be raised) and there is no systemd (cgroupfs, file events).
 #
 # A few paths the engines make outside their private directory whatever they are told:
-# dockerd's plugin socket directory, containerd's shim socket directory, runc's default root
-# (Podman's runc), Podman's blob-info cache (written on an image import). Each of these that
+# dockerd's plugin socket directory, containerd's shim socket directory, Podman's blob-info
+# cache (written on an image import); and runc's default root, /run/runc, should a runtime
+# ever be called without the private --root each engine is given here. Each of these that
 # was absent when an instance started and is there when it stops is recorded in
 # ENGINE_MADE; the last test engine to stop (no other instance's pid alive) removes what is
 # recorded — an empty directory only, and the cache file. A path that was there before any
@@ -115,8 +116,10 @@ default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
+		# runc's state under the private directory too (its default root is /run/runc).
 		CONTAINERS_CONF=$ENGINE_DIR/containers.conf podman --root "$ENGINE_DIR/data" \
 			--runroot "$ENGINE_DIR/run" --tmpdir "$ENGINE_DIR/tmp" \
+			--runtime-flag "root=$ENGINE_DIR/runc" \
 			--storage-driver overlay system service --time=0 "unix://$ENGINE_SOCK" \
 			>"$ENGINE_DIR/engine.log" 2>&1 &
 		ENGINE_PID=$!
