@@ -31,5 +31,6 @@ for e in ${MSB_DOCKER_ENGINES:-docker podman}; do
 		status=1
 	fi
 	engine_stop
+	[ -z "$ENGINE_LEFT" ] || { echo "bench_docker: left by the stopped $e: $ENGINE_LEFT"; status=1; }
 done
 exit $status

@@ -185,7 +185,10 @@ ensure_engine() {
 	kind=$(engine_of "$be")
 	[ -n "$kind" ] || return 0
 	[ "$ENGINE_KIND" = "$kind" ] && [ -n "$ENGINE_SOCK" ] && return 0
-	engine_stop
+	if [ -n "$ENGINE_SOCK" ]; then
+		engine_stop
+		[ -z "$ENGINE_LEFT" ] || fail "left by the stopped engine: $ENGINE_LEFT"
+	fi
 	if ! engine_start "$kind" >"$tmp/engine.out" 2>&1; then
 		why="$(sed 's/^SKIP: //' "$tmp/engine.out" | tr '\n' ' ')"
 		ENGINE_KIND=
@@ -437,6 +440,11 @@ for be in $only; do
 	echo "== $be"
 	attack
 done
+if [ -n "$ENGINE_SOCK" ]; then
+	be=$ENGINE_KIND
+	engine_stop
+	[ -z "$ENGINE_LEFT" ] || fail "left by the stopped engine: $ENGINE_LEFT"
+fi
 [ "$ran" -gt 0 ] || { echo "SKIP: no backend can run here"; exit 77; }
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all hostile guests were stopped"

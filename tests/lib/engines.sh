@@ -8,7 +8,8 @@
 #
 #   engine_start docker|podman   sets ENGINE_SOCK, ENGINE_DIR, ENGINE_PID (returns 77 with a
 #                                printed reason when the engine cannot start here)
-#   engine_stop                  stops it (TERM, then KILL by pid) and removes ENGINE_DIR
+#   engine_stop                  stops it (TERM, then KILL by pid) and removes ENGINE_DIR;
+#                                ENGINE_LEFT then says what is still there (empty: nothing)
 #   engine_import_image NAME     imports the test image (busybox-static + nothing else) as NAME
 #
 # Podman needs a containers.conf on this machine kind: root lacks CAP_SYS_RESOURCE (so the
@@ -24,7 +25,7 @@
 # test engine started (a real daemon's) is never recorded, so never touched. (dockerd's
 # trust key, /etc/docker/key.json by default, is kept in the private directory instead.)
 
-ENGINE_SOCK= ENGINE_DIR= ENGINE_PID= ENGINE_KIND= ENGINE_ABSENT=
+ENGINE_SOCK= ENGINE_DIR= ENGINE_PID= ENGINE_KIND= ENGINE_ABSENT= ENGINE_LEFT=
 ENGINE_MADE=/tmp/msb-test-engines.made
 ENGINE_GLOBALS="/run/docker/plugins /run/docker /run/containerd/s /run/containerd /run/runc
 	/var/lib/containers/cache/blob-info-cache-v1.boltdb /var/lib/containers/cache
@@ -139,7 +140,26 @@ EOF
 	return 0
 }
 
+# What the stopped instance in directory $1 left: a live process or a mount naming it, the
+# directory itself, a rule of dockerd's in the host's iptables (it runs with --iptables=false).
+engine_leftovers() {
+	for p in $(grep -l -a -F "$1/" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+		[ "$p" = $$ ] && continue
+		# (The grep itself named the directory: gone by now, as is any process that ended.)
+		[ -d "/proc/$p" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" != grep ] || continue
+		grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null && continue
+		echo "process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | head -c 200)"
+	done
+	grep -s -F " $1/" /proc/mounts | awk '{ print "mount " $2 }'
+	[ -e "$1" ] && echo "directory $1"
+	if command -v iptables-save >/dev/null; then
+		iptables-save 2>/dev/null | grep -q -i docker && echo "iptables rules naming docker"
+	fi
+}
+
 engine_stop() {
+	ENGINE_LEFT=
+	stopped_dir=$ENGINE_DIR
 	# Every container first, through the API: Podman's containers and exec sessions are
 	# kept by conmon processes of their own, which outlive the service.
 	if [ -n "$ENGINE_SOCK" ] && [ -S "$ENGINE_SOCK" ] && command -v jq >/dev/null; then
@@ -174,6 +194,7 @@ engine_stop() {
 		rm -rf "$ENGINE_DIR"
 	fi
 	engine_sweep_globals
+	[ -n "$stopped_dir" ] && ENGINE_LEFT=$(engine_leftovers "$stopped_dir")
 	ENGINE_PID= ENGINE_DIR= ENGINE_SOCK=
 }
 
