@@ -62,6 +62,11 @@ json_t *docker_create_body(const docker_ctx *ctx, const msb_driver_box *box, con
 				 "PidsLimit", (json_int_t)ctx->pids,
 				 "ShmSize", (json_int_t)ctx->tmp_size, "RestartPolicy", "Name", "no",
 				 "Init", 0);
+	/* An IPC namespace of its own that no other container may join: no SysV object or POSIX
+	 * queue is shared with anyone. (Podman 4.3's compat API keeps its own "shareable" — still
+	 * a namespace of the container's own, joined only by a container created to join it.) */
+	if (host)
+		json_object_set_new(host, "IpcMode", json_string("private"));
 	if (host && ctx->cpus > 0)
 		json_object_set_new(host, "NanoCpus", json_integer((json_int_t)(ctx->cpus * 1e9)));
 	if (host && ctx->runtime)

@@ -139,9 +139,11 @@ engine_suite() {
 	# Limits: what the engine was told, and what the container's cgroup enforces.
 	name=$(api '/containers/json?all=1&filters=%7B%22label%22%3A%5B%22dev.msb.backend%22%5D%7D' | jq -r '.[0].Names[0]' | tr -d /)
 	# (CapDrop is not compared: Podman reports ALL expanded; CapBnd above is the proof.)
-	hc=$(api "/containers/$name/json" | jq -c '.HostConfig | [.Memory, .PidsLimit, .NanoCpus, .ReadonlyRootfs, .NetworkMode, .SecurityOpt]')
+	hc=$(api "/containers/$name/json" | jq -c '.HostConfig | [.Memory, .PidsLimit, .NanoCpus, .ReadonlyRootfs, .NetworkMode, .IpcMode, .SecurityOpt]')
 	case "$hc" in
-	'[268435456,200,500000000,true,"none",'*no-new-privileges*) ok "limits and restrictions reach the engine" ;;
+	# (IpcMode: Podman's compat API reports its own "shareable" for the "private" asked.)
+	'[268435456,200,500000000,true,"none","private",'*no-new-privileges* | \
+		'[268435456,200,500000000,true,"none","shareable",'*no-new-privileges*) ok "limits and restrictions reach the engine: $hc" ;;
 	*) bad "inspect: $hc" ;;
 	esac
 	x a cat /sys/fs/cgroup/pids/pids.max
