@@ -30,6 +30,7 @@
 #include <curl/curl.h>
 
 #include <msb/backend.h>
+#include <msb/disk.h>
 #include <msb/driver.h>
 
 #include "docker_internal.h"
@@ -407,7 +408,7 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	if (rc == MSB_OK)
 		rc = msb_node_size(config, "tmp_size", &ctx->tmp_size, err);
 	if (rc == MSB_OK)
-		rc = msb_node_size(config, "work_size", &ctx->work_size, err);
+		rc = msb_disk_read(config, DOCKER_NAME, &ctx->disk, err);
 	if (rc == MSB_OK)
 		rc = msb_node_seconds(config, "api_timeout", &ctx->api_timeout, err);
 	if (rc != MSB_OK)
@@ -464,7 +465,8 @@ static msb_errc docker_init(const msb_node *config, const msb_host *host,
 	ctx->pids = 512;
 	ctx->cpus = 1.0;
 	ctx->tmp_size = 64 * MSB_MIB;
-	ctx->work_size = 256 * MSB_MIB;
+	/* Not MSB_DISK_DEFAULT's 1 GiB: the tmpfs is charged to the container's memory (512 MiB). */
+	ctx->disk = 256 * MSB_MIB;
 	ctx->api_timeout = 30.0;
 	msb_boundary b = MSB_BOUNDARY_INIT;
 	b.name = DOCKER_NAME;

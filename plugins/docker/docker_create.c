@@ -13,9 +13,11 @@
  *    lowers rlimits and works in directories it owns); root inside without capabilities
  *    cannot mount, trace, load modules, raise limits or chown;
  *  - no-new-privileges: no setuid binary in an image can give back what was dropped;
- *  - ReadonlyRootfs, with the work directory and /tmp as tmpfs (size-bounded, inside the
- *    container's memory): a command cannot change the image other sandboxes run from, and
- *    nothing it writes reaches the host's disk;
+ *  - ReadonlyRootfs, with the work directory (`disk:`) and /tmp (`tmp_size`) as tmpfs, and
+ *    the engine's own /dev/shm held to tmp_size as well (ShmSize; 64 MiB by default): each
+ *    size-bounded and inside the container's memory, so a command cannot change the image
+ *    other sandboxes run from, a fill stops at ENOSPC, and nothing it writes reaches the
+ *    host's disk;
  *  - Memory (= MemorySwap: no swap), PidsLimit, NanoCpus: from the config;
  *  - NetworkMode none: `egress: closed` — a network namespace with loopback alone. (The
  *    allowlist seam: a spec with `egress: allowlist` would get a network the egress
@@ -46,19 +48,25 @@ json_t *docker_create_body(const docker_ctx *ctx, const msb_driver_box *box, con
 		json_array_append_new(cmd, json_string(*a));
 	json_t *tmpfs = json_object();
 	json_object_set_new(tmpfs, "/tmp", tmpfs_opts(ctx->tmp_size));
-	json_object_set_new(tmpfs, box->spec->work_dir, tmpfs_opts(ctx->work_size));
+	json_object_set_new(tmpfs, box->spec->work_dir, tmpfs_opts(ctx->disk));
 	json_t *mounts = json_pack("[{s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}]",
 				   "Type", "bind", "Source", box->config->agent_path,
 				   "Target", DOCKER_AGENT_PATH, "ReadOnly", 1,
 				   "Type", "bind", "Source", chan, "Target", DOCKER_CHANNEL_DIR,
 				   "ReadOnly", 0);
-	json_t *host = json_pack("{s:s, s:b, s:[s], s:[s], s:o, s:o, s:I, s:I, s:I, s:{s:s}, s:b}",
+	json_t *host = json_pack("{s:s, s:b, s:[s], s:[s], s:o, s:o, s:I, s:I, s:I, s:I, s:{s:s}, s:b}",
 				 "NetworkMode", "none", "ReadonlyRootfs", 1, "CapDrop", "ALL",
 				 "SecurityOpt", "no-new-privileges", "Mounts", mounts,
 				 "Tmpfs", tmpfs, "Memory", (json_int_t)ctx->memory,
 				 "MemorySwap", (json_int_t)ctx->memory,
-				 "PidsLimit", (json_int_t)ctx->pids, "RestartPolicy", "Name", "no",
+				 "PidsLimit", (json_int_t)ctx->pids,
+				 "ShmSize", (json_int_t)ctx->tmp_size, "RestartPolicy", "Name", "no",
 				 "Init", 0);
+	/* An IPC namespace of its own that no other container may join: no SysV object or POSIX
+	 * queue is shared with anyone. (Podman 4.3's compat API keeps its own "shareable" — still
+	 * a namespace of the container's own, joined only by a container created to join it.) */
+	if (host)
+		json_object_set_new(host, "IpcMode", json_string("private"));
 	if (host && ctx->cpus > 0)
 		json_object_set_new(host, "NanoCpus", json_integer((json_int_t)(ctx->cpus * 1e9)));
 	if (host && ctx->runtime)

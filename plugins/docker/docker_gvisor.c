@@ -5,8 +5,11 @@
  * The rung is a claim about the kernel a command talks to. A runtime named "runsc" in a
  * config proves nothing (an operator's daemon.json can give any binary that name), so there
  * are two checks, and failing either refuses:
- *  - at init: the engine lists the runtime (GET /info, Runtimes) and its path is a runsc;
- *    otherwise the backend does not load;
+ *  - at init: the engine is not Podman (GET /version names its components): Podman's
+ *    Docker-compatible API (4.3) accepts HostConfig.Runtime and ignores it, so a container
+ *    asked for under runsc runs under Podman's default runtime, on the host's kernel; and the
+ *    engine lists the runtime (GET /info, Runtimes) with a path that is a runsc. Otherwise the
+ *    backend does not load;
  *  - per sandbox, before it is handed out: the engine says the container runs under that
  *    runtime (inspect, HostConfig.Runtime), and a probe inside — the agent reading
  *    /proc/version — sees gVisor's kernel, not the host's: the Sentry answers with its own
@@ -25,10 +28,42 @@
 /* What gVisor's Sentry reports as its kernel (pkg/sentry/fs/proc, every release so far). */
 #define GVISOR_KERNEL_MARK "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016"
 
+/* The engine's product when it is Podman ("Podman Engine 4.3.1"), else NULL. */
+static const char *podman_component(json_t *version, char *buf, size_t size)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(version, "Components"), i, c) {
+		const char *name = json_string_value(json_object_get(c, "Name"));
+		if (name && strncmp(name, "Podman", 6) == 0) {
+			const char *v = json_string_value(json_object_get(c, "Version"));
+			snprintf(buf, size, "%s %s", name, v ? v : "");
+			return buf;
+		}
+	}
+	return NULL;
+}
+
 msb_errc docker_gvisor_check_engine(const docker_ctx *ctx, msb_error *err)
 {
 	docker_reply r;
-	msb_errc rc = docker_api(ctx, "GET", "/info", NULL, &r, err);
+	msb_errc rc = docker_api(ctx, "GET", "/version", NULL, &r, err);
+	if (rc != MSB_OK)
+		return rc;
+	char product[160];
+	const char *podman = r.status == 200 ? podman_component(r.body, product, sizeof product) : NULL;
+	if (podman)
+		rc = msb_error_set(err, MSB_E_BACKEND_NOT_PERMITTED, "refused to load: the engine at "
+				   "%s is %s, whose Docker-compatible API ignores the runtime a "
+				   "container is created with (HostConfig.Runtime): its containers "
+				   "would run under Podman's default runtime on the host's kernel, so "
+				   "it cannot serve hardened_container (use dockerd with runsc "
+				   "registered, or the docker backend at rung container)",
+				   ctx->socket, podman);
+	docker_reply_free(&r);
+	if (rc != MSB_OK)
+		return rc;
+	rc = docker_api(ctx, "GET", "/info", NULL, &r, err);
 	if (rc != MSB_OK)
 		return rc;
 	json_t *rt = json_object_get(json_object_get(r.body, "Runtimes"), ctx->runtime);

@@ -27,7 +27,7 @@
 #endif
 
 #define DOCKER_CONFIG_KEYS                                                             \
-	"socket", "image", "images", "memory", "pids", "cpus", "tmp_size", "work_size", \
+	"socket", "image", "images", "memory", "pids", "cpus", "tmp_size", "disk", \
 		"runtime", "api_timeout"
 
 /* The key of a sandbox being acquired, as its start callback needs it for the labels. */
@@ -44,8 +44,8 @@ typedef struct docker_ctx {
 	uint64_t memory;       /* bytes; HostConfig.Memory (and MemorySwap: no swap) */
 	uint64_t pids;         /* HostConfig.PidsLimit */
 	double cpus;           /* HostConfig.NanoCpus / 1e9; 0: none */
-	uint64_t tmp_size;     /* /tmp tmpfs size */
-	uint64_t work_size;    /* the work directory's tmpfs size */
+	uint64_t tmp_size;     /* /tmp (and /dev/shm) tmpfs size */
+	uint64_t disk;         /* `disk:` (msb/disk.h): the work directory's tmpfs size */
 	char *runtime;         /* HostConfig.Runtime; NULL: the engine's default */
 	double api_timeout;    /* seconds, every API call */
 	char state_digest[65]; /* SHA-256 of the state directory: the label msb.state */

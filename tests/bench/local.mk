@@ -140,7 +140,7 @@ tests_bench_bench_docker_SOURCES = tests/bench/bench_docker.c
 tests_bench_bench_docker_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_docker_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_docker_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
-	plugins/docker/docker.la
+	plugins/docker/docker.la plugins/docker/docker-gvisor.la tests/bench/exec_floor
 EXTRA_DIST += tests/bench/bench_docker.sh
 
 BENCHES += tests/bench/bench_stream

@@ -17,11 +17,18 @@
 # on the host (its state dir, /var/tmp, /dev/shm, /tmp, /). After disposal: no process, no
 # mount, no uid record, no sandbox directory left.
 #
-# MSB_HOSTILE_BACKENDS (default "process bwrap gvisor qemu") picks the backends;
+# The docker backend runs them on each engine: "docker" (dockerd, runc), "podman" (the docker
+# plugin on Podman's API service) and "docker-gvisor" (dockerd with runsc), each on a private
+# engine started here and stopped at exit (tests/lib/engines.sh), from a busybox image.
+#
+# MSB_HOSTILE_BACKENDS (default "process bwrap gvisor qemu docker docker-gvisor podman") picks
+# the backends;
 # MSB_TOP_BUILDDIR=<an older build> MSB_HOSTILE_PROBE=<this build's probe> MSB_HOSTILE_LEGACY=1
 # runs the same guests against a build from before issue 17, where they must get through.
 set -u
 top=${MSB_TOP_BUILDDIR:?run from make check, or set MSB_TOP_BUILDDIR}
+src=${MSB_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$src/tests/lib/engines.sh"
 msb="$top/core/cli/msb"
 agent="$top/sdk/agent/msb-agent"
 probe=${MSB_HOSTILE_PROBE:-$top/tests/hostile/probe}
@@ -37,7 +44,8 @@ chmod 0700 "$tmp"
 suid="${probe%/*}/suid-id.$$"
 fcap="${probe%/*}/fcap-cat.$$"
 mark=$((860000000 + $$))
-only=${MSB_HOSTILE_BACKENDS:-process bwrap gvisor qemu}
+only=${MSB_HOSTILE_BACKENDS:-process bwrap gvisor qemu docker docker-gvisor podman}
+image=msbhostile$$:latest
 failures=0
 ran=0
 cleanup() {
@@ -47,6 +55,7 @@ cleanup() {
 			"$msb" -c "$cfg" dispose --scope $s --thread t >/dev/null 2>&1
 		done
 	done
+	engine_stop
 	rm -f "$suid" "$fcap" /var/tmp/msb-hostile-$mark /dev/shm/msb-hostile-$mark \
 		/tmp/msb-hostile-$mark /msb-hostile-$mark /msb/work/pwned-$mark
 	rm -rf "$tmp"
@@ -90,8 +99,32 @@ daemon_pid() {
 }
 reached() { printf '%s\n' "$out" | grep REACHED; }
 
+# The plugin file of a backend (the docker plugin serves "podman" too).
+plugin_of() {
+	case $1 in
+	docker | podman) echo "$top/plugins/docker/.libs/docker.so" ;;
+	docker-gvisor) echo "$top/plugins/docker/.libs/docker-gvisor.so" ;;
+	*) echo "$top/plugins/$1/.libs/$1.so" ;;
+	esac
+}
+# The engine a docker backend runs on ("" for the others).
+engine_of() {
+	case $1 in
+	docker | docker-gvisor) echo docker ;;
+	podman) echo podman ;;
+	esac
+}
+# A static busybox for the engines' test image.
+busybox=
+for c in "${MSB_QEMU_GUEST:-/nonexistent}/busybox" "$top/plugins/qemu/guest/busybox" /bin/busybox; do
+	if [ -x "$c" ] && file "$c" 2>/dev/null | grep -q 'statically linked'; then
+		busybox=$c
+		break
+	fi
+done
+
 write_config() {
-	plugin="$top/plugins/$be/.libs/$be.so"
+	plugin=$(plugin_of "$be")
 	state="$tmp/$be-state"
 	cfg="$tmp/$be.yaml"
 	case $be in
@@ -100,6 +133,9 @@ write_config() {
       memory: 256MiB
       cgroup_parent: msb-test/hostile-$$" ;;
 	gvisor) extra="tmp_size: 16MiB" ;;
+	docker | docker-gvisor | podman) extra="socket: $ENGINE_SOCK
+      image: $image
+      tmp_size: 16MiB" ;;
 	qemu) extra="init: $top/plugins/qemu/msb-qemu-init
       relay: $top/plugins/qemu/msb-qemu-relay
       guest_dir: ${MSB_QEMU_GUEST:-$top/plugins/qemu/guest}
@@ -128,13 +164,50 @@ YAML
 
 # Why a backend cannot run here ("" when it can).
 why_not() {
-	[ -f "$top/plugins/$be/.libs/$be.so" ] || { echo "plugin not built"; return; }
+	[ -f "$(plugin_of "$be")" ] || { echo "plugin not built"; return; }
+	case $be in
+	docker | docker-gvisor | podman)
+		[ -n "$busybox" ] || { echo "no static busybox for the engine's test image (MSB_QEMU_GUEST)"; return; }
+		command -v jq >/dev/null || { echo "jq is not installed"; return; }
+		;;
+	esac
 	case $be in
 	bwrap) command -v bwrap >/dev/null || echo "bubblewrap is not installed" ;;
 	gvisor) [ -x /usr/bin/runsc ] || echo "runsc is not installed" ;;
 	qemu) command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86 is not installed"; return; }
 		[ -r "${MSB_QEMU_GUEST:-$top/plugins/qemu/guest}/vmlinuz" ] || echo "no guest kernel (make qemu-guest)" ;;
 	esac
+}
+
+# Start the engine $be runs on (stopping another first) and import the test image, unless
+# it runs already; on failure, why says why.
+ensure_engine() {
+	kind=$(engine_of "$be")
+	[ -n "$kind" ] || return 0
+	[ "$ENGINE_KIND" = "$kind" ] && [ -n "$ENGINE_SOCK" ] && return 0
+	if [ -n "$ENGINE_SOCK" ]; then
+		engine_stop
+		[ -z "$ENGINE_LEFT" ] || fail "left by the stopped engine: $ENGINE_LEFT"
+	fi
+	if ! engine_start "$kind" >"$tmp/engine.out" 2>&1; then
+		why="$(sed 's/^SKIP: //' "$tmp/engine.out" | tr '\n' ' ')"
+		ENGINE_KIND=
+		return 1
+	fi
+	if ! engine_import_image "$image" "$busybox" >"$tmp/engine.out" 2>&1; then
+		fail "the test image could not be imported into $kind: $(cat "$tmp/engine.out")"
+		why="no test image"
+		engine_stop
+		ENGINE_KIND=
+		return 1
+	fi
+	# docker-gvisor needs runsc registered with the engine (engines.sh does where it is installed).
+	if [ "$be" = docker-gvisor ] && ! curl -s --max-time 30 --unix-socket "$ENGINE_SOCK" http://d/info |
+		jq -e '.Runtimes.runsc' >/dev/null; then
+		why="the engine has no runsc runtime (runsc is not installed)"
+		return 1
+	fi
+	return 0
 }
 
 attack() {
@@ -160,16 +233,17 @@ A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/
 
 	# B against everything it can see: its own agent and helpers, A's daemon, the host.
 	x b ./probe scan "$mark"
-	if [ "$be" = gvisor ]; then
+	if [ "$be" = gvisor ] || [ "$be" = docker-gvisor ]; then
 		# gVisor's sentry (runsc 20221219) leaves a non-dumpable task's read-only /proc
 		# metadata to its uid: what that reveals is printed, never failed on (see
-		# doc/threat-model.md); its environment must hold nothing but the bundle's PATH (and the HOME runsc adds).
+		# doc/threat-model.md); its environment must hold nothing but the bundle's PATH (and
+		# the HOME runsc adds; under Docker, the HOSTNAME the engine sets).
 		meta='(fd link|environ|maps|auxv|io|fdinfo/[0-9]+|smaps|numa_maps|stack|syscall|personality) read$'
 		gap=$(reached | grep -E " \.?msb-agent $meta")
 		[ -n "$gap" ] && echo "$be: known gap, read-only metadata of the agent: $(printf '%s\n' "$gap" | sed 's/.*msb-agent //' | sort -u | tr '\n' ',')"
 		out=$(printf '%s\n' "$out" | grep -v -E " \.?msb-agent $meta")
 		x b sh -c 'for p in /proc/[0-9]*; do case $(cat $p/comm 2>/dev/null) in *msb-agent) tr "\0" "\n" < $p/environ 2>/dev/null;; esac; done | sort -u'
-		extra_env=$(printf '%s\n' "$out" | grep -v -e '^PATH=' -e '^HOME=' -e '^$')
+		extra_env=$(printf '%s\n' "$out" | grep -v -e '^PATH=' -e '^HOME=' -e '^HOSTNAME=sandbox$' -e '^$')
 		[ -z "$extra_env" ] || fail "the agent's environment holds more than PATH: $extra_env"
 		x b ./probe scan "$mark"
 		out=$(printf '%s\n' "$out" | grep -v -E " \.?msb-agent $meta")
@@ -256,6 +330,14 @@ A-SECRET-$mark" ] || fail "the command does not run in the spec's work_dir /msb/
 	done
 	[ -z "$left" ] || fail "processes left after disposal: $left"
 	grep -F "$state" /proc/self/mountinfo && fail "mounts left under $state"
+	if [ -n "$(engine_of "$be")" ]; then
+		# Through the engine's API: no container, volume or network of msb's left.
+		lf='filters=%7B%22label%22%3A%5B%22dev.msb.backend%22%5D%7D'
+		left=$(for o in "containers/json?all=1&$lf" "volumes?$lf" "networks?$lf"; do
+			curl -s --max-time 30 --unix-socket "$ENGINE_SOCK" "http://d/$o" | jq -c 'if type == "object" then .Volumes else . end | length'
+		done | tr '\n' ' ')
+		[ "$left" = "0 0 0 " ] || fail "the engine still holds msb's containers/volumes/networks: $left"
+	fi
 	ls -d "$state"/sk-* 2>/dev/null && fail "sandbox directories left"
 	if [ "$be" = process ]; then
 		grep -l -F "$state/" /run/msb/process-uids/* 2>/dev/null && fail "uid records left"
@@ -341,13 +423,14 @@ YAML
 	return 0
 }
 
-for be in process bwrap gvisor; do
+for be in process bwrap gvisor docker; do
 	case " $only " in *" $be "*) refusals ;; esac
 done
 case " $only " in *" process "*) uids ;; esac
 
 for be in $only; do
 	why=$(why_not)
+	[ -n "$why" ] || ensure_engine
 	if [ -n "$why" ]; then
 		echo "skip: $be: $why"
 		continue
@@ -357,6 +440,11 @@ for be in $only; do
 	echo "== $be"
 	attack
 done
+if [ -n "$ENGINE_SOCK" ]; then
+	be=$ENGINE_KIND
+	engine_stop
+	[ -z "$ENGINE_LEFT" ] || fail "left by the stopped engine: $ENGINE_LEFT"
+fi
 [ "$ran" -gt 0 ] || { echo "SKIP: no backend can run here"; exit 77; }
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all hostile guests were stopped"

@@ -8,13 +8,58 @@
 #
 #   engine_start docker|podman   sets ENGINE_SOCK, ENGINE_DIR, ENGINE_PID (returns 77 with a
 #                                printed reason when the engine cannot start here)
-#   engine_stop                  stops it (TERM, then KILL by pid) and removes ENGINE_DIR
+#   engine_stop                  stops it (TERM, then KILL by pid) and removes ENGINE_DIR;
+#                                ENGINE_LEFT then says what is still there (empty: nothing)
 #   engine_import_image NAME     imports the test image (busybox-static + nothing else) as NAME
 #
 # Podman needs a containers.conf on this machine kind: root lacks CAP_SYS_RESOURCE (so the
 # default ulimits cannot be raised) and there is no systemd (cgroupfs, file events).
+#
+# A few paths the engines make outside their private directory whatever they are told:
+# dockerd's plugin socket directory, containerd's shim socket directory, Podman's blob-info
+# cache (written on an image import); and runc's default root, /run/runc, should a runtime
+# ever be called without the private --root each engine is given here. Each of these that
+# was absent when an instance started and is there when it stops is recorded in
+# ENGINE_MADE; the last test engine to stop (no other instance's pid alive) removes what is
+# recorded — an empty directory only, and the cache file. A path that was there before any
+# test engine started (a real daemon's) is never recorded, so never touched. (dockerd's
+# trust key, /etc/docker/key.json by default, is kept in the private directory instead.)
 
-ENGINE_SOCK= ENGINE_DIR= ENGINE_PID= ENGINE_KIND=
+ENGINE_SOCK= ENGINE_DIR= ENGINE_PID= ENGINE_KIND= ENGINE_ABSENT= ENGINE_LEFT=
+ENGINE_MADE=/tmp/msb-test-engines.made
+ENGINE_GLOBALS="/run/docker/plugins /run/docker /run/containerd/s /run/containerd /run/runc
+	/var/lib/containers/cache/blob-info-cache-v1.boltdb /var/lib/containers/cache
+	/var/lib/containers /etc/docker/key.json /etc/docker"
+
+# Whether another test engine instance (not this one) is alive, by the pid it recorded.
+engine_others_alive() {
+	for f in /tmp/msbeng.*/engine.pid; do
+		[ -f "$f" ] || continue
+		[ "${f%/engine.pid}" = "$ENGINE_DIR" ] && continue
+		p=$(cat "$f" 2>/dev/null)
+		case "$p" in '' | *[!0-9]*) continue ;; esac
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+
+# Record what this instance's lifetime brought into being, and, as the last one, remove it.
+engine_sweep_globals() {
+	for g in $ENGINE_ABSENT; do
+		[ -e "$g" ] && echo "$g" >>"$ENGINE_MADE"
+	done
+	ENGINE_ABSENT=
+	engine_others_alive && return 0
+	[ -f "$ENGINE_MADE" ] || return 0
+	# Deepest first, so a directory is emptied before it is tried.
+	for g in $(sort -u "$ENGINE_MADE" | awk '{ print length, $0 }' | sort -rn | cut -d' ' -f2-); do
+		case "$g" in
+		*.boltdb | */key.json) rm -f "$g" ;;
+		*) [ -d "$g" ] && rmdir "$g" 2>/dev/null ;;
+		esac
+	done
+	rm -f "$ENGINE_MADE"
+}
 
 engine_wait_socket() { # sock timeout_s
 	i=0
@@ -34,6 +79,10 @@ engine_wait_socket() { # sock timeout_s
 engine_start() { # docker|podman
 	ENGINE_KIND=$1
 	command -v curl >/dev/null || { echo "SKIP: curl is not installed"; return 77; }
+	ENGINE_ABSENT=
+	for g in $ENGINE_GLOBALS; do
+		[ -e "$g" ] || ENGINE_ABSENT="$ENGINE_ABSENT $g"
+	done
 	ENGINE_DIR=$(mktemp -d /tmp/msbeng.XXXXXX) || return 1
 	ENGINE_SOCK=$ENGINE_DIR/api.sock
 	case "$1" in
@@ -51,7 +100,7 @@ engine_start() { # docker|podman
 		fi
 		runtimes="$runtimes},"
 		cat >"$ENGINE_DIR/daemon.json" <<EOF
-{ $runtimes "storage-driver": "overlay2" }
+{ $runtimes "storage-driver": "overlay2", "deprecated-key-path": "$ENGINE_DIR/key.json" }
 EOF
 		dockerd --config-file "$ENGINE_DIR/daemon.json" --data-root "$ENGINE_DIR/data" \
 			--exec-root "$ENGINE_DIR/exec" --pidfile "$ENGINE_DIR/dockerd.pid" \
@@ -68,8 +117,10 @@ default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
+		# runc's state under the private directory too (its default root is /run/runc).
 		CONTAINERS_CONF=$ENGINE_DIR/containers.conf podman --root "$ENGINE_DIR/data" \
 			--runroot "$ENGINE_DIR/run" --tmpdir "$ENGINE_DIR/tmp" \
+			--runtime-flag "root=$ENGINE_DIR/runc" \
 			--storage-driver overlay system service --time=0 "unix://$ENGINE_SOCK" \
 			>"$ENGINE_DIR/engine.log" 2>&1 &
 		ENGINE_PID=$!
@@ -79,6 +130,7 @@ EOF
 		return 1
 		;;
 	esac
+	echo "$ENGINE_PID" >"$ENGINE_DIR/engine.pid"
 	if ! engine_wait_socket "$ENGINE_SOCK" 60; then
 		echo "SKIP: $1 could not be started here:"
 		tail -5 "$ENGINE_DIR/engine.log" | sed 's/^/  /'
@@ -88,7 +140,26 @@ EOF
 	return 0
 }
 
+# What the stopped instance in directory $1 left: a live process or a mount naming it, the
+# directory itself, a rule of dockerd's in the host's iptables (it runs with --iptables=false).
+engine_leftovers() {
+	for p in $(grep -l -a -F "$1/" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+		[ "$p" = $$ ] && continue
+		# (The grep itself named the directory: gone by now, as is any process that ended.)
+		[ -d "/proc/$p" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" != grep ] || continue
+		grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null && continue
+		echo "process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | head -c 200)"
+	done
+	grep -s -F " $1/" /proc/mounts | awk '{ print "mount " $2 }'
+	[ -e "$1" ] && echo "directory $1"
+	if command -v iptables-save >/dev/null; then
+		iptables-save 2>/dev/null | grep -q -i docker && echo "iptables rules naming docker"
+	fi
+}
+
 engine_stop() {
+	ENGINE_LEFT=
+	stopped_dir=$ENGINE_DIR
 	# Every container first, through the API: Podman's containers and exec sessions are
 	# kept by conmon processes of their own, which outlive the service.
 	if [ -n "$ENGINE_SOCK" ] && [ -S "$ENGINE_SOCK" ] && command -v jq >/dev/null; then
@@ -122,6 +193,8 @@ engine_stop() {
 			while read -r m; do umount -l "$m" 2>/dev/null; done
 		rm -rf "$ENGINE_DIR"
 	fi
+	engine_sweep_globals
+	[ -n "$stopped_dir" ] && ENGINE_LEFT=$(engine_leftovers "$stopped_dir")
 	ENGINE_PID= ENGINE_DIR= ENGINE_SOCK=
 }
 
@@ -132,7 +205,7 @@ engine_image_tar() { # busybox out.tar
 	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/proc" "$root/sys" "$root/dev"
 	cp "$1" "$root/bin/busybox"
 	for a in sh cat echo ls sleep true false id kill ps mkdir rm dmesg uname head wc printf \
-		touch env sed grep awk yes setsid seq tr cut stat ln mv cp chmod readlink; do
+		touch env sed grep awk yes setsid seq tr cut stat ln mv cp chmod readlink dd sort pwd; do
 		ln -s busybox "$root/bin/$a"
 	done
 	echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
