@@ -323,6 +323,14 @@ static bool qemu_stop(void *p, const msb_driver_box *box, msb_disposal_failure *
 	return stop_relay(box, failure);
 }
 
+void qemu_stop_relay(const msb_driver_box *box)
+{
+	msb_disposal_failure ignored;
+	memset(&ignored, 0, sizeof ignored);
+	stop_relay(box, &ignored);
+	msb_disposal_failure_free(&ignored);
+}
+
 void qemu_kill_box(const msb_driver_box *box)
 {
 	msb_disposal_failure ignored;

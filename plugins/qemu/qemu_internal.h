@@ -141,6 +141,7 @@ msb_errc qemu_launch_box(const qemu_ctx *ctx, const msb_driver_box *box, const c
 			 const char *block, const qemu_launch_extra *x, msb_error *err);
 msb_errc qemu_start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err);
 void qemu_kill_box(const msb_driver_box *box);
+void qemu_stop_relay(const msb_driver_box *box);
 /* Say why no clone serves `box` (a log line, <box>/template.fallback) before it boots. */
 void qemu_template_fallback(const qemu_ctx *ctx, const msb_driver_box *box, const char *why);
 /*

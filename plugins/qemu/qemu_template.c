@@ -367,6 +367,20 @@ msb_errc qemu_vm_clone_ready(const qemu_ctx *ctx, const msb_driver_box *box, msb
 	msb_errc rc = qemu_start_relay(ctx, box, err);
 	if (rc == MSB_OK)
 		rc = take_identity(box, err);
+	/*
+	 * Once more on a relay of its own: on a loaded host the restore's port events can race
+	 * the first relay's greeting (a HELLO answered on a stream QEMU then closes; seen as a
+	 * protocol error or a reset). The guest's agents serve a port again after its peer
+	 * goes, as they do for any reconnecting host.
+	 */
+	for (int retry = 0; rc != MSB_OK && retry < 2; retry++) {
+		msb_error_clear(err);
+		qemu_stop_relay(box);
+		nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+		rc = qemu_start_relay(ctx, box, err);
+		if (rc == MSB_OK)
+			rc = take_identity(box, err);
+	}
 	return rc;
 }
 
