@@ -152,6 +152,12 @@ msb_errc qemu_launch_box(const qemu_ctx *ctx, const msb_driver_box *box, const c
 
 msb_errc qemu_start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err)
 {
+	return qemu_start_relay_all(ctx, box, false, err);
+}
+
+msb_errc qemu_start_relay_all(const qemu_ctx *ctx, const msb_driver_box *box, bool all,
+			      msb_error *err)
+{
 	int ports[MSB_QEMU_PORTS];
 	msb_errc rc = MSB_OK;
 	for (int i = 0; i < MSB_QEMU_PORTS; i++)
@@ -194,6 +200,9 @@ msb_errc qemu_start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_er
 	}
 	if (rc == MSB_OK)
 		rc = await_ready(ctx, box, ready[0], err);
+	if (rc == MSB_OK && all && msb_qemu_relay_await_all(ready[0], ctx->boot_timeout) != 1)
+		rc = msb_error_set(err, MSB_E_BACKEND, "backend qemu: sandbox %s: not every agent "
+				   "of the guest answered its HELLO", box->name);
 	if (ready[0] >= 0)
 		close(ready[0]);
 	free(relay_pid_path);

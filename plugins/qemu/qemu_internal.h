@@ -140,6 +140,9 @@ msb_errc qemu_template_start(const qemu_ctx *ctx, const msb_driver_box *box,
 msb_errc qemu_launch_box(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
 			 const char *block, const qemu_launch_extra *x, msb_error *err);
 msb_errc qemu_start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err);
+/* The same, returning with `all` only once every agent answered its HELLO. */
+msb_errc qemu_start_relay_all(const qemu_ctx *ctx, const msb_driver_box *box, bool all,
+			      msb_error *err);
 void qemu_kill_box(const msb_driver_box *box);
 void qemu_stop_relay(const msb_driver_box *box);
 /* Say why no clone serves `box` (a log line, <box>/template.fallback) before it boots. */

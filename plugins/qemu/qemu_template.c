@@ -409,8 +409,9 @@ static msb_errc make_template(const qemu_ctx *ctx, const msb_driver_box *box,
 				.mem_share = true, .qmp = true };
 	if (rc == MSB_OK)
 		rc = qemu_launch_box(ctx, &tb.box, initrd, in->block, &x, err);
+	/* Saved only once every agent has answered: no greeting may be in flight. */
 	if (rc == MSB_OK)
-		rc = qemu_start_relay(ctx, &tb.box, err);
+		rc = qemu_start_relay_all(ctx, &tb.box, true, err);
 	if (rc == MSB_OK)
 		rc = warm_up(ctx, &tb.box, err);
 	if (rc == MSB_OK)
@@ -511,6 +512,13 @@ msb_errc qemu_template_start(const qemu_ctx *ctx, const msb_driver_box *box,
 		if (launched) {
 			qemu_kill_box(box);
 			remove_vm_files(box->dir);
+			/* The clone's console stays for diagnosis: the boot writes a new one. */
+			char *from = msb_driver_path(box->dir, "console.log");
+			char *to = msb_driver_path(box->dir, "console.clone.log");
+			if (from && to)
+				rename(from, to);
+			free(from);
+			free(to);
 		}
 	}
 	msb_error_clear(&err);
