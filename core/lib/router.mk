@@ -5,6 +5,7 @@ core_libmsb_la_SOURCES += \
 	core/lib/router_checks.c \
 	core/lib/router_spec.c \
 	core/lib/router_acquire.c \
+	core/lib/router_snapshot.c \
 	core/lib/sandbox.c \
 	core/lib/observer.c \
 	core/lib/caller.c

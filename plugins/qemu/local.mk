@@ -10,6 +10,7 @@ plugins_qemu_qemu_la_SOURCES = \
 	plugins/qemu/qemu_accel.c \
 	plugins/qemu/qemu_image.c \
 	plugins/qemu/qemu_template.c \
+	plugins/qemu/qemu_snapshot.c \
 	plugins/qemu/qemu_qmp.c \
 	plugins/qemu/qemu_qmp.h \
 	plugins/qemu/relay_spawn.c \

@@ -235,6 +235,9 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	 * is a store image, as a read-only disk under an overlay; one the store does not have
 	 * is refused, never replaced by busybox.
 	 */
+	/* A fork of a snapshot (issue 22): its machine and state, never a fresh boot. */
+	if (box->from_snapshot)
+		return qemu_snapshot_start(ctx, box, err);
 	const char *image = box->spec->image;
 	char *block = NULL;
 	if (image && *image && strcmp(image, "busybox")) {
@@ -281,15 +284,20 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	else if (rc == MSB_OK)
 		rc = qemu_guest_initramfs(ctx, box->config->agent_path, initrd, blob, len, false, err);
 	free(blob);
+	/* Every VM has a monitor: a snapshot stops, saves and resumes it through it. */
+	qemu_launch_extra x = { .qmp = true };
 	if (rc == MSB_OK)
-		rc = qemu_launch_box(ctx, box, initrd, block, NULL, err);
-	free(block);
+		rc = qemu_launch_box(ctx, box, initrd, block, &x, err);
+	char *block_kept = block;
 	/* QEMU copied the archive into guest memory at start: the file has done its job. */
 	if (initrd)
 		unlink(initrd);
 	free(initrd);
 	if (rc == MSB_OK)
 		rc = qemu_start_relay(ctx, box, err);
+	if (rc == MSB_OK)
+		rc = qemu_vm_kind_write(box->dir, false, block_kept, err);
+	free(block_kept);
 	return rc;
 }
 
@@ -486,11 +494,22 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.stop = qemu_stop;
 	b.alive = qemu_alive;
 	b.identity = qemu_identity;
+	b.snapshot_save = qemu_snapshot_save;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);
 }
 
+/* The driver's declarations and `snapshot` (issue 22): the guest's whole state saves. */
+#define QEMU_DECLARATIONS                                                                \
+	{                                                                                \
+		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",  \
+					  "files_list", "files_delete", "snapshot"),    \
+		.egress_modes = MSB_WORDS("closed"),                                     \
+		.os_families = MSB_WORDS("posix"),                                       \
+		.isolation_scopes = MSB_WORDS("conversation", "call"),                   \
+	}
+
 MSB_BACKEND_DEFINE(.name = "qemu", .isolation = "microvm",
-		   .declarations = MSB_DRIVER_DECLARATIONS,
+		   .declarations = QEMU_DECLARATIONS,
 		   .init = qemu_init, MSB_DRIVER_OPERATIONS);

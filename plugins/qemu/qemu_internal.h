@@ -110,6 +110,7 @@ typedef struct qemu_launch_extra {
 	bool mem_share;       /* share=on (the template being made) or off (a clone) */
 	bool qmp;             /* a monitor at <dir>/qmp.sock */
 	bool incoming;        /* -incoming defer: wait for migrate-incoming */
+	bool ram_backend;     /* no mem_path: RAM as memory-backend-ram msb.ram (a clone's fork) */
 } qemu_launch_extra;
 char **qemu_launch_argv_ex(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 			   const char *initrd, const char *extra_append, bool daemonize,
@@ -156,7 +157,24 @@ void qemu_template_fallback(const qemu_ctx *ctx, const msb_driver_box *box, cons
 msb_errc qemu_vm_save(const qemu_ctx *ctx, const msb_driver_box *box, const char *state,
 		      bool ignore_shared, msb_error *err);
 msb_errc qemu_vm_restore(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
-			 const char *block, const char *ram, const char *state, msb_error *err);
+			 const char *block, const char *ram, bool ram_backend, const char *state,
+			 msb_error *err);
+/* The SHA-256 of a file's contents as 64 hex digits (false: unreadable). */
+bool qemu_file_sha256(const char *path, char out[65]);
+/* Run a VM that a save left stopped. */
+msb_errc qemu_vm_cont(const msb_driver_box *box, msb_error *err);
+
+/* ---- qemu_snapshot.c: the snapshot capability (issue 22) ----------------------------- */
+
+/*
+ * What a running VM is made of, beside its config, recorded at its start in <box>/vm.kind:
+ * whether its RAM is the memory-backend msb.ram (a template clone) and its store image's
+ * disk. A snapshot copies it; a fork needs the same machine to load the state into.
+ */
+msb_errc qemu_vm_kind_write(const char *dir, bool ram_backend, const char *block, msb_error *err);
+msb_errc qemu_snapshot_save(void *ctx, const msb_driver_box *box, const char *snap_dir,
+			    msb_error *err);
+msb_errc qemu_snapshot_start(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err);
 msb_errc qemu_vm_clone_ready(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err);
 
 #endif

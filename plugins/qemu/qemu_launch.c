@@ -96,8 +96,14 @@ char **qemu_launch_argv_ex(const qemu_ctx *ctx, qemu_accel accel, const char *di
 	 * the clones share its pages read-only and copy only the pages they write.
 	 */
 	snprintf(machine, sizeof machine, "microvm,x-option-roms=off,isa-serial=on%s",
-		 x && x->mem_path ? ",memory-backend=msb.ram" : "");
+		 x && (x->mem_path || x->ram_backend) ? ",memory-backend=msb.ram" : "");
 	a[n++] = machine;
+	if (x && x->ram_backend && !x->mem_path) {
+		snprintf(memobj, sizeof memobj, "memory-backend-ram,id=msb.ram,size=%lluM",
+			 (unsigned long long)(ctx->memory / (1024 * 1024)));
+		a[n++] = "-object";
+		a[n++] = memobj;
+	}
 	if (x && x->mem_path) {
 		snprintf(memobj, sizeof memobj, "memory-backend-file,id=msb.ram,size=%lluM,"
 			 "mem-path=%s,share=%s", (unsigned long long)(ctx->memory / (1024 * 1024)),

@@ -137,7 +137,7 @@ static bool template_key(const qemu_ctx *ctx, const qemu_template_input *in, qem
 }
 
 /* The SHA-256 of a file's contents, as hex, read in bounded pieces. */
-static bool file_sha256(const char *path, char out[65])
+bool qemu_file_sha256(const char *path, char out[65])
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -273,11 +273,25 @@ msb_errc qemu_vm_save(const qemu_ctx *ctx, const msb_driver_box *box, const char
 	return rc;
 }
 
+msb_errc qemu_vm_cont(const msb_driver_box *box, msb_error *err)
+{
+	char *qmp_path = msb_driver_path(box->dir, "qmp.sock");
+	qemu_qmp *q = NULL;
+	msb_errc rc = qmp_path ? qemu_qmp_open(qmp_path, QMP_TIMEOUT, &q, err)
+			       : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	free(qmp_path);
+	if (rc == MSB_OK)
+		rc = qmp_do(q, "{\"execute\":\"cont\"}", err);
+	qemu_qmp_close(q);
+	return rc;
+}
+
 msb_errc qemu_vm_restore(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
-			 const char *block, const char *ram, const char *state, msb_error *err)
+			 const char *block, const char *ram, bool ram_backend, const char *state,
+			 msb_error *err)
 {
 	qemu_launch_extra x = { .mem_path = ram, .mem_share = false, .qmp = true,
-				.incoming = true };
+				.incoming = true, .ram_backend = ram_backend };
 	msb_errc rc = qemu_launch_box(ctx, box, initrd, block, &x, err);
 	char *qmp_path = msb_driver_path(box->dir, "qmp.sock");
 	qemu_qmp *q = NULL;
@@ -406,7 +420,8 @@ static msb_errc make_template(const qemu_ctx *ctx, const msb_driver_box *box,
 				: qemu_guest_initramfs(ctx, in->agent_path, initrd, in->agent_args,
 						       in->args_len, false, err);
 	qemu_launch_extra x = { .mem_path = ctx->template_share_ram ? ram : NULL,
-				.mem_share = true, .qmp = true };
+				.mem_share = true, .qmp = true,
+				.ram_backend = !ctx->template_share_ram };
 	if (rc == MSB_OK)
 		rc = qemu_launch_box(ctx, &tb.box, initrd, in->block, &x, err);
 	/* Saved only once every agent has answered: no greeting may be in flight. */
@@ -419,7 +434,7 @@ static msb_errc make_template(const qemu_ctx *ctx, const msb_driver_box *box,
 	qemu_kill_box(&tb.box);
 	remove_vm_files(build);
 	char sum[65];
-	if (rc == MSB_OK && !file_sha256(state, sum))
+	if (rc == MSB_OK && !qemu_file_sha256(state, sum))
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: reading %s", state);
 	if (rc == MSB_OK) {
 		FILE *f = fopen(ready, "we");
@@ -451,7 +466,7 @@ static msb_errc template_check(const char *dir, msb_error *err)
 	}
 	fclose(f);
 	want[strcspn(want, "\n")] = '\0';
-	if (!file_sha256(state, got))
+	if (!qemu_file_sha256(state, got))
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: template %s "
 					   "refused: its state cannot be read", dir);
 	if (strcmp(want, got))
@@ -495,7 +510,8 @@ msb_errc qemu_template_start(const qemu_ctx *ctx, const msb_driver_box *box,
 	if (rc == MSB_OK) {
 		launched = true;
 		rc = qemu_vm_restore(ctx, box, initrd, in->block,
-				     ctx->template_share_ram ? ram : NULL, state, &err);
+				     ctx->template_share_ram ? ram : NULL, !ctx->template_share_ram,
+				     state, &err);
 		if (rc != MSB_OK) {
 			rm_tree(dir);
 			msb_error more = MSB_ERROR_INIT;
@@ -507,6 +523,8 @@ msb_errc qemu_template_start(const qemu_ctx *ctx, const msb_driver_box *box,
 	}
 	if (rc == MSB_OK)
 		rc = qemu_vm_clone_ready(ctx, box, &err);
+	if (rc == MSB_OK)
+		rc = qemu_vm_kind_write(box->dir, true, in->block, &err);
 	if (rc != MSB_OK) {
 		snprintf(why, why_size, "%s", msb_error_message(&err));
 		if (launched) {
