@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
-	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [-v] [--json] -- ARGV…\n\n"
+	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [-v] [--json]\n"
+	"                [--from SNAPSHOT] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
 	"stdout and stderr through. --stdin forwards msb's standard input to the command, up to\n"
 	"the spec's files_in.max_bytes_per_file (refused past it) unless streamed.\n"
@@ -21,11 +22,14 @@ static const char usage[] =
 	"sized as this one, with this terminal raw meanwhile: `msb exec -it KIND … -- sh`.\n"
 	"Exit status: the command's own; 124 when it timed out; 125 when msb failed (refused,\n"
 	"or the sandbox could not run it), with the error line saying why. -v prints each egress\n"
-	"decision of an allowlist sandbox on stderr (a JSON object a line with --json).\n";
+	"decision of an allowlist sandbox on stderr (a JSON object a line with --json).\n"
+	"--from SNAPSHOT starts the key's sandbox as a fork of a snapshot (msb snapshot save):\n"
+	"its files and processes as they were at the save; refused where no backend declares\n"
+	"snapshot, and when the key's sandbox is live (a fork is never a get).\n";
 
 int msb_cmd_exec(int argc, char **argv)
 {
-	enum { OPT_TIMEOUT = 0x2000, OPT_STDIN, OPT_WORKDIR, OPT_STREAM, OPT_NO_STREAM };
+	enum { OPT_TIMEOUT = 0x2000, OPT_STDIN, OPT_WORKDIR, OPT_STREAM, OPT_NO_STREAM, OPT_FROM };
 	static const struct option longopts[] = {
 		MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -33,6 +37,7 @@ int msb_cmd_exec(int argc, char **argv)
 		{ "stdin", no_argument, NULL, OPT_STDIN },
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "no-stream", no_argument, NULL, OPT_NO_STREAM },
+		{ "from", required_argument, NULL, OPT_FROM },
 		{ "verbose", no_argument, NULL, 'v' }, { 0 }
 	};
 	msb_cli_key key = { 0 };
@@ -50,6 +55,8 @@ int msb_cmd_exec(int argc, char **argv)
 				return status;
 		} else if (c == OPT_WORKDIR) {
 			req.working_directory = optarg;
+		} else if (c == OPT_FROM) {
+			key.from = optarg;
 		} else if (c == OPT_STDIN) {
 			forward_stdin = true;
 		} else if (c == OPT_STREAM || c == OPT_NO_STREAM) {

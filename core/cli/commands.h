@@ -23,6 +23,7 @@
 	X(collect, "collect", "land a kind's declared outputs in a local directory")              \
 	X(dispose, "dispose", "delete a conversation's (or one key's) sandboxes")                 \
 	X(image, "image", "the image store: import, ls, inspect, rm, gc")                         \
+	X(snapshot, "snapshot", "sandbox snapshots: save, ls, rm (fork one with exec --from)")   \
 	X(conformance, "conformance", "run the conformance kit against a plugin")               \
 	X(mcp, "mcp", "serve kinds as Model Context Protocol tools on stdio")
 
