@@ -240,6 +240,8 @@ static msb_errc qmp_do(qemu_qmp *q, const char *cmd, msb_error *err)
 
 #define IGNORE_SHARED "{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":" \
 	"[{\"capability\":\"x-ignore-shared\",\"state\":true}]}}"
+#define NO_IGNORE_SHARED "{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":" \
+	"[{\"capability\":\"x-ignore-shared\",\"state\":false}]}}"
 
 msb_errc qemu_vm_save(const qemu_ctx *ctx, const msb_driver_box *box, const char *state,
 		      bool ignore_shared, msb_error *err)
@@ -252,8 +254,13 @@ msb_errc qemu_vm_save(const qemu_ctx *ctx, const msb_driver_box *box, const char
 	int fd = -1;
 	if (rc == MSB_OK)
 		rc = qmp_do(q, "{\"execute\":\"stop\"}", err);
-	if (rc == MSB_OK && ignore_shared)
-		rc = qmp_do(q, IGNORE_SHARED, err);
+	/*
+	 * Said either way: a clone's QEMU keeps the capability its restore set, and a state
+	 * saved with it carries per-block fields that only a destination with it reads (a
+	 * snapshot of a clone is loaded without it).
+	 */
+	if (rc == MSB_OK)
+		rc = qmp_do(q, ignore_shared ? IGNORE_SHARED : NO_IGNORE_SHARED, err);
 	if (rc == MSB_OK && (fd = open(state, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend qemu: %s", state);
 	if (rc == MSB_OK)

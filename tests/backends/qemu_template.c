@@ -4,8 +4,11 @@
  * whose inputs changed is made anew; a corrupt template is refused and a boot serves,
  * saying why.
  *
- * TCG boots are slow: the suite boots three guests in all (the template, the changed
- * inputs' template, the fallback) and restores three clones. Skips (77) without QEMU or
+ * The attack on shared RAM: a clone filling its memory leaves the template's RAM file (which
+ * every clone maps copy-on-write) unchanged; with template_share_ram: false no clone maps
+ * it at all. A clone's snapshot forks with the clone's files and processes.
+ * TCG boots are slow: the suite boots four guests in all (the template, the changed
+ * inputs' template, the fallback, the unshared template) and restores four clones and a fork. Skips (77) without QEMU or
  * the guest kernel.
  */
 #include <dirent.h>
@@ -58,6 +61,49 @@ static bool fell_back(msb_sandbox_handle *h, char *why, size_t n)
 	return true;
 }
 
+/* The SHA-256 of a file, by sha256sum (64 hex digits), into `out`. */
+static bool file_digest(const char *path, char out[65])
+{
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "sha256sum '%s'", path);
+	FILE *p = popen(cmd, "r");
+	bool ok = p && fscanf(p, "%64s", out) == 1;
+	if (p)
+		pclose(p);
+	return ok;
+}
+
+/* Whether QEMU `pid` maps `path`, and with which permissions (e.g. "rw-p"). */
+static bool maps_file(pid_t pid, const char *path, char perms[8])
+{
+	char maps[64], line[4400];
+	snprintf(maps, sizeof maps, "/proc/%ld/maps", (long)pid);
+	FILE *f = fopen(maps, "re");
+	bool found = false;
+	while (f && !found && fgets(line, sizeof line, f))
+		if (strstr(line, path)) {
+			found = true;
+			sscanf(line, "%*s %7s", perms);
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The plugin again on the same state dir, with another configuration. */
+static void reopen(const char *config)
+{
+	backend_fixture_close(&fx);
+	msb_error err = MSB_ERROR_INIT;
+	char *keep = strdup(fx.state);
+	msb_errc rc = qemu_fixture_open(&fx, keep, config, &err);
+	if (rc)
+		fprintf(stderr, "reopen: %s\n", msb_error_message(&err));
+	msb_error_clear(&err);
+	free(keep);
+	assert_int_equal(rc, MSB_OK);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -76,7 +122,7 @@ static int group_teardown(void **state)
 	(void)state;
 	backend_fixture_close(&fx);
 	char cmd[600];
-	snprintf(cmd, sizeof cmd, "rm -rf %s/templates", fx.state);
+	snprintf(cmd, sizeof cmd, "rm -rf %s/templates %s/snapshots", fx.state, fx.state);
 	int rc = system(cmd);
 	return qemu_fixture_leaks(&fx) || rc ? -1 : 0;
 }
@@ -94,6 +140,23 @@ static void two_clones_share_nothing(void **state)
 	assert_non_null(b);
 	assert_false(fell_back(b, NULL, 0));
 	assert_int_equal(count_templates(fx.state, NULL, 0), 1);
+
+	/*
+	 * The attack on the shared RAM: a clone writing its memory must not write the
+	 * template's pages under the other clones. QEMU maps the template's RAM file privately
+	 * (copy-on-write), and the file is unchanged after a clone filled 32 MiB of its memory.
+	 */
+	char tdir[700], ram[800], before[65], after[65], perms[8] = "";
+	assert_int_equal(count_templates(fx.state, tdir, sizeof tdir), 1);
+	snprintf(ram, sizeof ram, "%s/ram", tdir);
+	assert_true(file_digest(ram, before));
+	assert_true(maps_file(backend_recorded(a, "qemu.pid"), ram, perms));
+	assert_int_equal(perms[3], 'p');
+	msb_exec_result w = backend_run(&fx, a, 60, 0, "dd if=/dev/zero bs=1M count=32 2>/dev/null | tr '\\0' 'A' > /tmp/fill; echo ok");
+	assert_string_equal(backend_out(&w), "ok\n");
+	msb_exec_result_free(&w);
+	assert_true(file_digest(ram, after));
+	assert_string_equal(before, after);
 
 	/* Each writes a file and leaves a process running; neither sees the other's. */
 	msb_exec_result r = backend_run(&fx, a, 20, 0, "echo a > mine.txt; (exec sleep 6001 &) ; echo ok");
@@ -128,6 +191,23 @@ static void two_clones_share_nothing(void **state)
 	long host = (long)time(NULL);
 	assert_true(guest > host - 30 && guest < host + 30);
 
+	/* A clone's snapshot (its RAM the private mapping) forks with what the clone had. */
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx.ops->snapshot_save(a, "of-a-clone", &err), MSB_OK);
+	msb_key fk = backend_key("clone-fork", NULL);
+	msb_sandbox_handle *fork = NULL;
+	msb_errc frc = fx.ops->snapshot_start(fx.self, &fk, &spec, "of-a-clone", &fork, &err);
+	if (frc)
+		fprintf(stderr, "snapshot_start: %s\n", msb_error_message(&err));
+	assert_int_equal(frc, MSB_OK);
+	r = backend_run(&fx, fork, 20, 0, "cat mine.txt; ps | grep -c 'sleep 600[1]'");
+	assert_string_equal(backend_out(&r), "a\n1\n");
+	msb_exec_result_free(&r);
+	assert_int_equal(fx.ops->snapshot_remove(fx.self, "of-a-clone", &err), MSB_OK);
+	msb_error_clear(&err);
+	fx.ops->release(fork);
+	backend_dispose(&fx, "clone-fork", NULL);
+
 	fx.ops->release(a);
 	fx.ops->release(b);
 	backend_dispose(&fx, "clone-a", NULL);
@@ -137,12 +217,7 @@ static void two_clones_share_nothing(void **state)
 static void changed_inputs_make_a_new_template(void **state)
 {
 	(void)state;
-	backend_fixture_close(&fx);
-	msb_error err = MSB_ERROR_INIT;
-	char *keep = strdup(fx.state);
-	assert_int_equal(qemu_fixture_open(&fx, keep, TEMPLATE_CONFIG "template_warmup: [\"echo warm > /tmp/warm\"]\n",
-					   &err), MSB_OK);
-	free(keep);
+	reopen(TEMPLATE_CONFIG "template_warmup: [\"echo warm > /tmp/warm\"]\n");
 	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "changed", NULL);
 	assert_non_null(h);
 	assert_false(fell_back(h, NULL, 0));
@@ -181,6 +256,29 @@ static void corrupt_template_is_refused_and_a_boot_serves(void **state)
 	backend_dispose(&fx, "corrupt", NULL);
 }
 
+/* template_share_ram: false — the RAM is in the state; no clone maps a template's file. */
+static void unshared_ram_is_each_clone_s_own(void **state)
+{
+	(void)state;
+	reopen(TEMPLATE_CONFIG "template_share_ram: false\n");
+	msb_sandbox_handle *h = backend_acquire(&fx, &spec, "unshared", NULL);
+	assert_non_null(h);
+	char why[1024];
+	if (fell_back(h, why, sizeof why))
+		fail_msg("booted instead of cloning: %s", why);
+	/* QEMU maps the template's initramfs (it reads -initrd so); never a RAM file. */
+	char perms[8], tdir[700], ram[800];
+	count_templates(fx.state, tdir, sizeof tdir);
+	snprintf(ram, sizeof ram, "%s/ram", tdir);
+	assert_int_equal(access(ram, F_OK), -1);
+	assert_false(maps_file(backend_recorded(h, "qemu.pid"), "/ram", perms));
+	msb_exec_result r = backend_run(&fx, h, 20, 0, "echo unshared");
+	assert_string_equal(backend_out(&r), "unshared\n");
+	msb_exec_result_free(&r);
+	fx.ops->release(h);
+	backend_dispose(&fx, "unshared", NULL);
+}
+
 int main(void)
 {
 	char why[512];
@@ -192,6 +290,7 @@ int main(void)
 		cmocka_unit_test(two_clones_share_nothing),
 		cmocka_unit_test(changed_inputs_make_a_new_template),
 		cmocka_unit_test(corrupt_template_is_refused_and_a_boot_serves),
+		cmocka_unit_test(unshared_ram_is_each_clone_s_own),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
