@@ -109,6 +109,7 @@ msb_errc msb_cli_router(msb_config *cfg, msb_router **out, msb_error *err);
 /* The key options: --scope, --thread, --agent, --call. */
 typedef struct msb_cli_key {
 	const char *scope, *thread, *agent, *call;
+	const char *from; /* exec --from SNAPSHOT: the sandbox is a fork of it (issue 22) */
 } msb_cli_key;
 #define MSB_CLI_KEY_LONGOPTS                                                           \
 	{ "scope", required_argument, NULL, 'S' }, { "thread", required_argument, NULL, 'T' }, \
@@ -143,6 +144,7 @@ typedef struct msb_cli_session {
 	const msb_spec *spec;
 	msb_sandbox *sandbox;
 	msb_key key;
+	msb_spec forked; /* with --from: the kind's spec asking for the fork */
 } msb_cli_session;
 msb_errc msb_cli_session_open(msb_cli_session *s, const char *kind, const msb_cli_key *key,
 			      msb_error *err);

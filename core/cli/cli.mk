@@ -29,6 +29,7 @@ core_cli_msb_SOURCES = \
 	core/cli/cmd_get.c \
 	core/cli/cmd_ls.c \
 	core/cli/cmd_rm.c \
+	core/cli/cmd_snapshot.c \
 	core/cli/cmd_stat.c \
 	core/cli/cmd_reclaim.c \
 	core/cli/cmd_collect.c \

@@ -124,6 +124,12 @@ msb_errc msb_cli_session_open(msb_cli_session *s, const char *kind, const msb_cl
 	msb_errc rc = msb_cli_load(true, NULL, &s->cfg, err);
 	if (rc == MSB_OK)
 		rc = msb_config_spec_find(s->cfg, kind, &s->spec, err);
+	/* A fork of a snapshot: routed only to a backend that declares `snapshot`. */
+	if (rc == MSB_OK && key->from) {
+		s->forked = *s->spec;
+		s->forked.from_snapshot = key->from;
+		s->spec = &s->forked;
+	}
 	if (rc == MSB_OK)
 		rc = msb_cli_router(s->cfg, &s->router, err);
 	if (rc == MSB_OK)

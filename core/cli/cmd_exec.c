@@ -12,7 +12,8 @@
 
 static const char usage[] =
 	"usage: msb exec KIND --scope S --thread T [--agent A] [--call C] [--timeout SEC]\n"
-	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [-v] [--json] -- ARGV…\n"
+	"                [--workdir DIR] [--stdin|-i] [-t] [--stream|--no-stream] [-v] [--json]\n"
+	"                [--from SNAPSHOT] -- ARGV…\n"
 	"       msb exec --background KIND --scope S --thread T [--timeout SEC] [--ring BYTES]\n"
 	"                [--workdir DIR] [--stdin] [--json] -- ARGV…\n\n"
 	"Acquire (get or create) the sandbox of KIND for the key, run ARGV in it and pass its\n"
@@ -28,12 +29,15 @@ static const char usage[] =
 	"--background: start ARGV and leave it running in the sandbox (it outlives msb, and dies\n"
 	"with the sandbox); print its handle (--json: its status object) and exit 0. --timeout\n"
 	"then bounds its life; the guest keeps the newest --ring BYTES of each stream (the\n"
-	"backend's max_output by default). See msb ps, attach, kill and wait.\n";
+	"backend's max_output by default). See msb ps, attach, kill and wait.\n"
+	"--from SNAPSHOT starts the key's sandbox as a fork of a snapshot (msb snapshot save):\n"
+	"its files and processes as they were at the save; refused where no backend declares\n"
+	"snapshot, and when the key's sandbox is live (a fork is never a get).\n";
 
 int msb_cmd_exec(int argc, char **argv)
 {
 	enum { OPT_TIMEOUT = 0x2000, OPT_STDIN, OPT_WORKDIR, OPT_STREAM, OPT_NO_STREAM, OPT_BACKGROUND,
-	       OPT_RING };
+	       OPT_RING, OPT_FROM };
 	static const struct option longopts[] = {
 		MSB_CLI_COMMON_LONGOPTS, MSB_CLI_KEY_LONGOPTS,
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -43,6 +47,7 @@ int msb_cmd_exec(int argc, char **argv)
 		{ "no-stream", no_argument, NULL, OPT_NO_STREAM },
 		{ "background", no_argument, NULL, OPT_BACKGROUND },
 		{ "ring", required_argument, NULL, OPT_RING },
+		{ "from", required_argument, NULL, OPT_FROM },
 		{ "verbose", no_argument, NULL, 'v' }, { 0 }
 	};
 	msb_cli_key key = { 0 };
@@ -60,6 +65,8 @@ int msb_cmd_exec(int argc, char **argv)
 				return status;
 		} else if (c == OPT_WORKDIR) {
 			req.working_directory = optarg;
+		} else if (c == OPT_FROM) {
+			key.from = optarg;
 		} else if (c == OPT_STDIN) {
 			forward_stdin = true;
 		} else if (c == OPT_STREAM || c == OPT_NO_STREAM) {

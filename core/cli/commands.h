@@ -28,6 +28,7 @@
 	X(dispose, "dispose", "delete a conversation's (or one key's) sandboxes")                 \
 	X(pool, "pool", "warm pools: fill, ls, drain the sandboxes started ahead")               \
 	X(image, "image", "the image store: import, ls, inspect, rm, gc")                         \
+	X(snapshot, "snapshot", "sandbox snapshots: save, ls, rm (fork one with exec --from)")   \
 	X(conformance, "conformance", "run the conformance kit against a plugin")               \
 	X(mcp, "mcp", "serve kinds as Model Context Protocol tools on stdio")
 

@@ -155,6 +155,9 @@ typedef struct op_field {
 static bool op_present(const struct msb_backend_v27 *d, const op_field *op)
 {
 	void (*fn)(void);
+	/* An appended operation beyond a smaller descriptor is absent, never read. */
+	if (d->struct_size < op->offset + sizeof fn)
+		return false;
 	memcpy(&fn, (const char *)d + op->offset, sizeof fn);
 	return fn != NULL;
 }
@@ -192,9 +195,12 @@ static msb_errc check_mandatory(const msb_plugin *p, const struct msb_backend_v2
 /* Which operations each capability promises. */
 static const struct capability_ops {
 	msb_capability cap;
-	op_field ops[2];
+	op_field ops[4];
 	size_t n;
 } capability_ops[] = {
+	/* Appended operations (issue 22): a plugin built before them cannot declare it. */
+	{ MSB_CAP_SNAPSHOT,
+	  { OP(snapshot_save), OP(snapshot_start), OP(snapshot_list), OP(snapshot_remove) }, 4 },
 	{ MSB_CAP_EXEC, { OP(exec) }, 1 },
 	{ MSB_CAP_RUN_CODE, { OP(run_code) }, 1 },
 	{ MSB_CAP_FILES_IN, { OP(write_file) }, 1 },

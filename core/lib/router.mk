@@ -9,6 +9,7 @@ core_libmsb_la_SOURCES += \
 	core/lib/pool.c \
 	core/lib/pool_blueprint.c \
 	core/lib/pool_filler.c \
+	core/lib/router_snapshot.c \
 	core/lib/sandbox.c \
 	core/lib/sandbox_bg.c \
 	core/lib/observer.c \

@@ -214,11 +214,22 @@ static msb_errc create_slot(msb_router *r, const msb_backend *b, const msb_key *
 	struct router_slot *slot = calloc(1, sizeof *slot);
 	if (!slot)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	msb_errc rc;
+	/* A fork of a snapshot (issue 22): routing made sure the backend declares `snapshot`. */
+	if (spec->from_snapshot && MSB_BACKEND_OP(b->ops, snapshot_start))
+		rc = b->ops->snapshot_start(b->self, key, spec, spec->from_snapshot, &slot->handle,
+					    err);
+	else if (spec->from_snapshot)
+		rc = msb_error_set(err, MSB_E_CAPABILITY_NOT_SUPPORTED, "sandbox backend '%s' has "
+				   "no snapshot_start operation: cannot start from snapshot '%s'",
+				   b->name, spec->from_snapshot);
 	/* A warm entry of this blueprint, adopted, else a cold start as ever (issue 22). */
-	slot->pooled = r->pool && pool_take(r->pool, b, key, spec, &slot->handle);
-	msb_errc rc = slot->pooled ? MSB_OK : b->ops->acquire(b->self, key, spec, &slot->handle, err);
+	else if ((slot->pooled = r->pool && pool_take(r->pool, b, key, spec, &slot->handle)))
+		rc = MSB_OK;
+	else
+		rc = b->ops->acquire(b->self, key, spec, &slot->handle, err);
 	if (rc != MSB_OK)
-		rc = msb_backend_result("acquire", rc, err);
+		rc = msb_backend_result(spec->from_snapshot ? "snapshot_start" : "acquire", rc, err);
 	if (rc == MSB_OK && !slot->handle)
 		rc = msb_error_set(err, MSB_E_BACKEND,
 				   "sandbox backend '%s' reported success from acquire and returned no sandbox",

@@ -100,9 +100,16 @@ static msb_errc check_floor(const msb_router *r, const msb_backend *b, const msb
 			     word(MSB_AXIS_ISOLATION, (int)b->isolation), router_ladder());
 }
 
+/* What the spec asks for: a fork of a snapshot (issue 22) needs `snapshot` whether or not
+ * the spec says so. */
+static inline msb_set required_caps(const msb_spec *spec)
+{
+	return spec->requires | (spec->from_snapshot ? MSB_BIT(MSB_CAP_SNAPSHOT) : 0);
+}
+
 static msb_errc check_capabilities(const msb_backend *b, const msb_spec *spec, msb_error *err)
 {
-	msb_set missing = spec->requires & ~b->decl.capabilities;
+	msb_set missing = required_caps(spec) & ~b->decl.capabilities;
 	if (!missing)
 		return MSB_OK;
 	if (!err)
@@ -304,7 +311,7 @@ static inline bool passes(const msb_backend *b, const msb_spec *spec, msb_isolat
 			  msb_set scope_bit)
 {
 	const msb_effective_declarations *d = &b->decl;
-	return msb_isolation_meets(b->isolation, floor) && !(spec->requires & ~d->capabilities) &&
+	return msb_isolation_meets(b->isolation, floor) && !(required_caps(spec) & ~d->capabilities) &&
 	       (spec->requires_os_family == MSB_UNSET ||
 		(d->os_families & MSB_BIT(spec->requires_os_family))) &&
 	       msb_transfer_limits_within(&spec->files_in, &d->limits.files_in) &&

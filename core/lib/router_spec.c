@@ -56,6 +56,7 @@ static void copy_into(arena *a, const msb_spec *src, msb_spec *dst)
 	*dst = *src;
 	dst->kind = arena_str(a, src->kind);
 	dst->image = arena_str(a, src->image);
+	dst->from_snapshot = src->from_snapshot ? arena_str(a, src->from_snapshot) : NULL;
 	dst->work_dir = arena_str(a, src->work_dir);
 	dst->egress_allow = arena_strv(a, src->egress_allow);
 	dst->labels = arena_strv(a, src->labels);

@@ -9,13 +9,19 @@ plugins_qemu_qemu_la_SOURCES = \
 	plugins/qemu/qemu_launch.c \
 	plugins/qemu/qemu_accel.c \
 	plugins/qemu/qemu_image.c \
+	plugins/qemu/qemu_template.c \
+	plugins/qemu/qemu_snapshot.c \
+	plugins/qemu/qemu_qmp.c \
+	plugins/qemu/qemu_qmp.h \
 	plugins/qemu/relay_spawn.c \
 	plugins/qemu/relay.h \
 	plugins/qemu/initramfs.c \
 	plugins/qemu/initramfs.h \
 	plugins/qemu/vminit.h
 plugins_qemu_qemu_la_LDFLAGS = $(PLUGIN_LINKFLAGS)
-plugins_qemu_qemu_la_LIBADD = sdk/libmsb-sdk.la
+plugins_qemu_qemu_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS)
+# jansson: QMP's JSON (templates); libcrypto: a template's key and its state's digest.
+plugins_qemu_qemu_la_LIBADD = sdk/libmsb-sdk.la $(JANSSON_LIBS) $(CRYPTO_LIBS)
 
 # The guest's PID 1 runs in an initramfs with no libraries: static, libc only, never
 # sanitized (the sanitizer runtimes cannot be linked statically).

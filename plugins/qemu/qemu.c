@@ -16,6 +16,7 @@
  * program (relay.c), which relay_spawn.c starts.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -56,6 +57,9 @@ static void ctx_free(void *p)
 	free(ctx->init_path);
 	free(ctx->relay_path);
 	free(ctx->qemu);
+	for (char **w = ctx->template_warmup; w && *w; w++)
+		free(*w);
+	free(ctx->template_warmup);
 	free(ctx);
 }
 
@@ -108,11 +112,11 @@ static msb_errc await_ready(const qemu_ctx *ctx, const msb_driver_box *box, int 
 			     tail[0] ? tail : "(empty)");
 }
 
-static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
-		       const char *block, msb_error *err)
+msb_errc qemu_launch_box(const qemu_ctx *ctx, const msb_driver_box *box, const char *initrd,
+			 const char *block, const qemu_launch_extra *x, msb_error *err)
 {
 	qemu_accel accel = qemu_accel_resolve(ctx, box->config->state_dir);
-	char **base = qemu_launch_argv(ctx, accel, box->dir, initrd, NULL, true);
+	char **base = qemu_launch_argv_ex(ctx, accel, box->dir, initrd, NULL, true, x);
 	/* A store image's disk goes after everything else QEMU is told. */
 	char **argv = base && block ? qemu_image_argv(base, block) : base;
 	char *err_path = msb_driver_path(box->dir, "qemu.err");
@@ -146,7 +150,13 @@ static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const cha
 	return rc;
 }
 
-static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err)
+msb_errc qemu_start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err)
+{
+	return qemu_start_relay_all(ctx, box, false, err);
+}
+
+msb_errc qemu_start_relay_all(const qemu_ctx *ctx, const msb_driver_box *box, bool all,
+			      msb_error *err)
 {
 	int ports[MSB_QEMU_PORTS];
 	msb_errc rc = MSB_OK;
@@ -190,6 +200,9 @@ static msb_errc start_relay(const qemu_ctx *ctx, const msb_driver_box *box, msb_
 	}
 	if (rc == MSB_OK)
 		rc = await_ready(ctx, box, ready[0], err);
+	if (rc == MSB_OK && all && msb_qemu_relay_await_all(ready[0], ctx->boot_timeout) != 1)
+		rc = msb_error_set(err, MSB_E_BACKEND, "backend qemu: sandbox %s: not every agent "
+				   "of the guest answered its HELLO", box->name);
 	if (ready[0] >= 0)
 		close(ready[0]);
 	free(relay_pid_path);
@@ -222,6 +235,9 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	 * is a store image, as a read-only disk under an overlay; one the store does not have
 	 * is refused, never replaced by busybox.
 	 */
+	/* A fork of a snapshot (issue 22): its machine and state, never a fresh boot. */
+	if (box->from_snapshot)
+		return qemu_snapshot_start(ctx, box, err);
 	const char *image = box->spec->image;
 	char *block = NULL;
 	if (image && *image && strcmp(image, "busybox")) {
@@ -248,20 +264,40 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	}
 	msb_errc rc = initrd ? agent_args(&with_runtime, &blob, &len, err)
 			     : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	/*
+	 * A template clone when templates are on; when none can serve, a boot, and the reason
+	 * is said (a log line, and <box>/template.fallback) — never a clone silently wrong.
+	 */
+	if (rc == MSB_OK && ctx->template_on) {
+		qemu_template_input in = { box->config->agent_path, blob, len, block };
+		char why[1024] = "";
+		if (qemu_template_start(ctx, box, &in, why, sizeof why) == MSB_OK) {
+			free(blob);
+			free(block);
+			free(initrd);
+			return MSB_OK;
+		}
+		qemu_template_fallback(ctx, box, why);
+	}
 	if (rc == MSB_OK && block)
 		rc = qemu_guest_initramfs_image(ctx, box->config->agent_path, initrd, blob, len, err);
 	else if (rc == MSB_OK)
 		rc = qemu_guest_initramfs(ctx, box->config->agent_path, initrd, blob, len, false, err);
 	free(blob);
+	/* Every VM has a monitor: a snapshot stops, saves and resumes it through it. */
+	qemu_launch_extra x = { .qmp = true };
 	if (rc == MSB_OK)
-		rc = launch(ctx, box, initrd, block, err);
-	free(block);
+		rc = qemu_launch_box(ctx, box, initrd, block, &x, err);
+	char *block_kept = block;
 	/* QEMU copied the archive into guest memory at start: the file has done its job. */
 	if (initrd)
 		unlink(initrd);
 	free(initrd);
 	if (rc == MSB_OK)
-		rc = start_relay(ctx, box, err);
+		rc = qemu_start_relay(ctx, box, err);
+	if (rc == MSB_OK)
+		rc = qemu_vm_kind_write(box->dir, false, block_kept, err);
+	free(block_kept);
 	return rc;
 }
 
@@ -302,6 +338,26 @@ static bool qemu_stop(void *p, const msb_driver_box *box, msb_disposal_failure *
 		qemu_recorded_gone_within(box, box->pid_path, TERM_WAIT_MS);
 	}
 	return stop_relay(box, failure);
+}
+
+void qemu_stop_relay(const msb_driver_box *box)
+{
+	msb_disposal_failure ignored;
+	memset(&ignored, 0, sizeof ignored);
+	stop_relay(box, &ignored);
+	msb_disposal_failure_free(&ignored);
+}
+
+void qemu_kill_box(const msb_driver_box *box)
+{
+	msb_disposal_failure ignored;
+	memset(&ignored, 0, sizeof ignored);
+	pid_t pid = msb_driver_read_live_pid(box);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		qemu_recorded_gone_within(box, box->pid_path, TERM_WAIT_MS);
+	}
+	stop_relay(box, &ignored);
 }
 
 static bool qemu_alive(void *p, const msb_driver_box *box)
@@ -367,6 +423,25 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 		rc = msb_node_seconds(config, "boot_timeout", &ctx->boot_timeout, err);
 	if (rc == MSB_OK)
 		rc = qemu_image_run_code_read(ctx, config, err);
+	if (rc == MSB_OK)
+		rc = msb_node_bool(config, "template", &ctx->template_on, err);
+	if (rc == MSB_OK)
+		rc = msb_node_bool(config, "template_share_ram", &ctx->template_share_ram, err);
+	const char **warmup = NULL;
+	if (rc == MSB_OK)
+		rc = msb_node_strings(config, "template_warmup", &warmup, err);
+	if (rc == MSB_OK && warmup) {
+		size_t n = 0;
+		while (warmup[n])
+			n++;
+		ctx->template_warmup = calloc(n + 1, sizeof *ctx->template_warmup);
+		for (size_t i = 0; ctx->template_warmup && i < n; i++)
+			if (!(ctx->template_warmup[i] = strdup(warmup[i])))
+				rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+		if (!ctx->template_warmup)
+			rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	free(warmup);
 	if (rc != MSB_OK)
 		return rc;
 	if (accel && !strcmp(accel, "kvm"))
@@ -404,6 +479,13 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	ctx->memory = DEFAULT_MEMORY;
 	ctx->boot_timeout = DEFAULT_BOOT_TIMEOUT;
+	ctx->template_share_ram = true;
+	if (host && host->struct_size >= offsetof(msb_host, log) + sizeof host->log) {
+		memcpy(&ctx->host, host, host->struct_size < sizeof ctx->host ? host->struct_size
+									  : sizeof ctx->host);
+		ctx->host.struct_size = sizeof ctx->host;
+		ctx->has_host = true;
+	}
 	msb_boundary b = MSB_BOUNDARY_INIT;
 	b.name = "qemu";
 	b.ctx = ctx;
@@ -412,6 +494,7 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.stop = qemu_stop;
 	b.alive = qemu_alive;
 	b.identity = qemu_identity;
+	b.snapshot_save = qemu_snapshot_save;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
 	/*
@@ -423,6 +506,16 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);
 }
 
+/* The driver's declarations and `snapshot` (issue 22): the guest's whole state saves. */
+#define QEMU_DECLARATIONS                                                                \
+	{                                                                                \
+		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",  \
+					  "files_list", "files_delete", "snapshot"),    \
+		.egress_modes = MSB_WORDS("closed"),                                     \
+		.os_families = MSB_WORDS("posix"),                                       \
+		.isolation_scopes = MSB_WORDS("conversation", "call"),                   \
+	}
+
 MSB_BACKEND_DEFINE(.name = "qemu", .isolation = "microvm",
-		   .declarations = MSB_DRIVER_DECLARATIONS,
+		   .declarations = QEMU_DECLARATIONS,
 		   .init = qemu_init, MSB_DRIVER_OPERATIONS, .adopt = msb_driver_adopt);

@@ -17,6 +17,7 @@
 
 #include "initramfs.h"
 #include "qemu_internal.h"
+#include "vminit.h"
 
 /*
  * The modules the guest needs, in load order (each after what it depends on). A kernel that
@@ -151,8 +152,19 @@ static msb_errc assemble(const qemu_ctx *ctx, const char *agent_path, const char
 	bool ok = true;
 	for (size_t i = 0; i < N_DIRS; i++)
 		ok = ok && add(&e, (msb_initramfs_entry){ dirs[i], S_IFDIR | 0755, NULL, NULL, 0 });
-	ok = ok && add(&e, (msb_initramfs_entry){ "init", S_IFREG | 0755, ctx->init_path, NULL, 0 });
+	/*
+	 * The probe's /init is the program itself; a sandbox's is a link to /msb/init, which a
+	 * store image's root sees too (/msb is bound in): a clone's identity step runs it there.
+	 */
+	if (probe_only)
+		ok = ok && add(&e, (msb_initramfs_entry){ "init", S_IFREG | 0755, ctx->init_path,
+							  NULL, 0 });
 	if (!probe_only) {
+		ok = ok && add(&e, (msb_initramfs_entry){ "msb/init", S_IFREG | 0755, ctx->init_path,
+							  NULL, 0 });
+		ok = ok && add(&e, (msb_initramfs_entry){ "init", S_IFLNK | 0777, NULL,
+							  MSB_QEMU_GUEST_INIT,
+							  strlen(MSB_QEMU_GUEST_INIT) });
 		ok = ok && add(&e, (msb_initramfs_entry){ "msb/agent", S_IFREG | 0755, agent_path,
 							  NULL, 0 });
 		ok = ok && add(&e, (msb_initramfs_entry){ "msb/agent.args", S_IFREG | 0644, NULL,

@@ -61,6 +61,14 @@ static unsigned long host_tsc_khz(void)
 char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 			const char *initrd, const char *extra_append, bool daemonize)
 {
+	return qemu_launch_argv_ex(ctx, accel, dir, initrd, extra_append, daemonize, NULL);
+}
+
+char **qemu_launch_argv_ex(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
+			   const char *initrd, const char *extra_append, bool daemonize,
+			   const qemu_launch_extra *x)
+{
+	char machine[160], memobj[4400], qmp[4300];
 	char mem[32], kernel[4200], append[512], serial[4200], pidfile[4200];
 	char chardev[MSB_QEMU_PORTS][4300], port[MSB_QEMU_PORTS][96], vser[64];
 	snprintf(mem, sizeof mem, "%lluM", (unsigned long long)(ctx->memory / (1024 * 1024)));
@@ -82,7 +90,36 @@ char **qemu_launch_argv(const qemu_ctx *ctx, qemu_accel accel, const char *dir,
 	size_t n = 0;
 	a[n++] = ctx->qemu;
 	a[n++] = "-M";
-	a[n++] = "microvm,x-option-roms=off,isa-serial=on";
+	/*
+	 * A template's RAM is a file (issue 22): shared while the template is made, so the
+	 * saved state can leave it out (x-ignore-shared), and mapped privately by each clone, so
+	 * the clones share its pages read-only and copy only the pages they write.
+	 */
+	snprintf(machine, sizeof machine, "microvm,x-option-roms=off,isa-serial=on%s",
+		 x && (x->mem_path || x->ram_backend) ? ",memory-backend=msb.ram" : "");
+	a[n++] = machine;
+	if (x && x->ram_backend && !x->mem_path) {
+		snprintf(memobj, sizeof memobj, "memory-backend-ram,id=msb.ram,size=%lluM",
+			 (unsigned long long)(ctx->memory / (1024 * 1024)));
+		a[n++] = "-object";
+		a[n++] = memobj;
+	}
+	if (x && x->mem_path) {
+		snprintf(memobj, sizeof memobj, "memory-backend-file,id=msb.ram,size=%lluM,"
+			 "mem-path=%s,share=%s", (unsigned long long)(ctx->memory / (1024 * 1024)),
+			 x->mem_path, x->mem_share ? "on" : "off");
+		a[n++] = "-object";
+		a[n++] = memobj;
+	}
+	if (x && x->qmp) {
+		snprintf(qmp, sizeof qmp, "unix:%s/qmp.sock,server=on,wait=off", dir);
+		a[n++] = "-qmp";
+		a[n++] = qmp;
+	}
+	if (x && x->incoming) {
+		a[n++] = "-incoming";
+		a[n++] = "defer";
+	}
 	a[n++] = "-nodefaults";
 	a[n++] = "-no-user-config";
 	a[n++] = "-display";

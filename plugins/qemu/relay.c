@@ -230,6 +230,28 @@ static void drop_port(relay_port *ports, size_t n_ports, size_t p, int ready_fd)
 }
 
 /*
+ * After 'R', the word that every port has answered its HELLO ('A'; 'P' when some were
+ * dropped), then the pipe is closed: a template is saved only once no greeting is in
+ * flight (a HELLO left unanswered in a saved guest is answered again in every clone).
+ * Returns the ready fd, or -1 once it was closed.
+ */
+static int say_all_answered(const relay_port *ports, size_t n_ports, int ready_fd)
+{
+	if (ready_fd < 0)
+		return -1;
+	bool dropped = false;
+	for (size_t i = 0; i < n_ports; i++) {
+		if (ports[i].state == PORT_GREETING)
+			return ready_fd;
+		dropped |= ports[i].state == PORT_DROPPED;
+	}
+	ssize_t w = write(ready_fd, dropped ? "P" : "A", 1);
+	(void)w;
+	close(ready_fd);
+	return -1;
+}
+
+/*
  * A frame from a client whose request a port is serving: the INPUT of its streamed exec,
  * handed on. Anything else — or the client's end — leaves the exchange to run out unheard:
  * the port's command gets end of file on its stdin, and what it still says is drained.
@@ -271,6 +293,7 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 	 * last would put every agent's start on the boot's critical path.
 	 */
 	relay_port ports[MSB_QEMU_RELAY_MAX_PORTS];
+	bool said_ready = false;
 	size_t hello_len = hello_frame();
 	for (size_t i = 0; i < n_ports; i++)
 		ports[i] = (relay_port){ .fd = port_fds[i], .state = PORT_GREETING, .client = PORT_FREE };
@@ -327,16 +350,18 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 				continue;
 			if (ports[p].state == PORT_GREETING) {
 				if (!greeted(ports[p].fd)) {
-					drop_port(ports, n_ports, p, ready_fd);
+					drop_port(ports, n_ports, p, said_ready ? -1 : ready_fd);
+					ready_fd = said_ready ? say_all_answered(ports, n_ports, ready_fd)
+							      : ready_fd;
 					continue;
 				}
 				ports[p].state = PORT_GREETED;
-				if (ready_fd >= 0) {
+				if (!said_ready && ready_fd >= 0) {
 					ssize_t w = write(ready_fd, "R", 1);
 					(void)w;
-					close(ready_fd);
-					ready_fd = -1;
+					said_ready = true;
 				}
+				ready_fd = say_all_answered(ports, n_ports, ready_fd);
 				continue;
 			}
 			int c = ports[p].client;

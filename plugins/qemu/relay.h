@@ -48,7 +48,12 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
  */
 pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_fds,
 			   size_t n_ports, int ready);
-/* Wait up to `timeout` s for the relay's word: 1 ready, 0 the stream closed, -1 timed out. */
+/*
+ * Wait up to `timeout` s for the relay's word: 1 ready, 0 the stream closed, -1 timed out.
+ * After 'R' the relay also says 'A' once every port answered its HELLO ('P': some failed)
+ * and closes the pipe: msb_qemu_relay_await_all waits for that too (a template's save).
+ */
 int msb_qemu_relay_await(int ready, double timeout);
+int msb_qemu_relay_await_all(int ready, double timeout);
 
 #endif

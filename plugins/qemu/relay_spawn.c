@@ -195,3 +195,21 @@ int msb_qemu_relay_await(int ready, double timeout)
 		return n > 0 && read(ready, &c, 1) == 1 && c == 'R' ? 1 : 0;
 	}
 }
+
+int msb_qemu_relay_await_all(int ready, double timeout)
+{
+	int64_t deadline = msb_agent_now_ms() + (int64_t)(timeout * 1000.0);
+	for (;;) {
+		int64_t left = deadline - msb_agent_now_ms();
+		if (left <= 0)
+			return -1;
+		struct pollfd p = { .fd = ready, .events = POLLIN };
+		int n = poll(&p, 1, (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			return -1;
+		char c = 0;
+		return n > 0 && read(ready, &c, 1) == 1 && c == 'A' ? 1 : 0;
+	}
+}

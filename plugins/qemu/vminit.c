@@ -36,6 +36,8 @@
 #include <string.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <linux/random.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -274,7 +276,95 @@ typedef struct pid1 {
 	char **args;        /* the host's agent argv */
 	pid_t agents[MSB_QEMU_PORTS];
 	int sigchld;        /* a signalfd: SIGCHLD is blocked and read here */
+	int identity;       /* MSB_QEMU_IDENTITY_FIFO, read end (held open read-write) */
+	int identity_ack;   /* MSB_QEMU_IDENTITY_ACK, write end (held open read-write) */
 } pid1;
+
+/*
+ * A restored clone's identity (vminit.h): the host's entropy credited and the kernel's
+ * random generator reseeded at once (a clone's pool is its template's until then), the
+ * clock set, the hostname. Only PID 1 holds the capabilities; the agent's commands hold
+ * none, so the host's `msb-qemu-init --identity` (identity_client) hands the record over
+ * the FIFO and waits for the answer.
+ */
+static void on_identity(pid1 *p)
+{
+	msb_qemu_identity rec;
+	ssize_t n;
+	while ((n = read(p->identity, &rec, sizeof rec)) == (ssize_t)sizeof rec) {
+		char verdict = 'F';
+		rec.hostname[sizeof rec.hostname - 1] = '\0';
+		if (!memcmp(rec.magic, MSB_QEMU_IDENTITY_MAGIC, sizeof rec.magic)) {
+			int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+			struct {
+				struct rand_pool_info info;
+				unsigned char bytes[sizeof rec.seed];
+			} pool;
+			pool.info.entropy_count = (int)(8 * sizeof rec.seed);
+			pool.info.buf_size = (int)sizeof rec.seed;
+			memcpy(pool.bytes, rec.seed, sizeof rec.seed);
+			bool ok = fd >= 0 && ioctl(fd, RNDADDENTROPY, &pool) == 0 &&
+				  ioctl(fd, RNDRESEEDCRNG) == 0;
+			if (fd >= 0)
+				close(fd);
+			memset(&pool, 0, sizeof pool);
+			struct timespec ts = { (time_t)rec.realtime_sec, (long)rec.realtime_nsec };
+			ok = ok && clock_settime(CLOCK_REALTIME, &ts) == 0;
+			ok = ok && sethostname(rec.hostname, strlen(rec.hostname)) == 0;
+			verdict = ok ? 'K' : 'F';
+			stage(ok ? "identity taken" : "identity failed");
+		}
+		memset(&rec, 0, sizeof rec);
+		ssize_t w = write(p->identity_ack, &verdict, 1);
+		(void)w;
+	}
+}
+
+/* Make the identity FIFOs and hold both ends of each, so a poll never sees a hang-up. */
+static void identity_open(pid1 *p)
+{
+	p->identity = p->identity_ack = -1;
+	if ((mkfifo(MSB_QEMU_IDENTITY_FIFO, 0600) < 0 && errno != EEXIST) ||
+	    (mkfifo(MSB_QEMU_IDENTITY_ACK, 0600) < 0 && errno != EEXIST)) {
+		stage("no identity fifo: clones of this guest cannot take an identity");
+		return;
+	}
+	p->identity = open(MSB_QEMU_IDENTITY_FIFO, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	p->identity_ack = open(MSB_QEMU_IDENTITY_ACK, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+}
+
+/*
+ * `msb-qemu-init --identity`, run by the host through an agent (no capabilities): read one
+ * record from stdin, hand it to PID 1, exit 0 once PID 1 applied it.
+ */
+static int identity_client(void)
+{
+	msb_qemu_identity rec;
+	size_t got = 0;
+	while (got < sizeof rec) {
+		ssize_t n = read(0, (char *)&rec + got, sizeof rec - got);
+		if (n <= 0)
+			die("identity: short record (%zu bytes)", got);
+		got += (size_t)n;
+	}
+	int ack = open(MSB_QEMU_IDENTITY_ACK, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fifo = open(MSB_QEMU_IDENTITY_FIFO, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (ack < 0 || fifo < 0)
+		die("identity: %s: %s", MSB_QEMU_IDENTITY_FIFO, strerror(errno));
+	char stale;
+	while (read(ack, &stale, 1) == 1)
+		;
+	if (write(fifo, &rec, sizeof rec) != (ssize_t)sizeof rec)
+		die("identity: write: %s", strerror(errno));
+	memset(&rec, 0, sizeof rec);
+	struct pollfd pf = { .fd = ack, .events = POLLIN };
+	char verdict = 0;
+	if (poll(&pf, 1, 5000) != 1 || read(ack, &verdict, 1) != 1)
+		die("identity: PID 1 did not answer");
+	if (verdict != 'K')
+		die("identity: PID 1 could not apply it");
+	return 0;
+}
 
 /*
  * Start the agent for port `k`: the host's argv with its --device path given the port's
@@ -331,12 +421,15 @@ static void on_children(pid1 *p)
  */
 static bool wait_events(pid1 *p, int uevents, int ms)
 {
-	struct pollfd fds[2] = { { .fd = p->sigchld, .events = POLLIN },
-				 { .fd = uevents, .events = POLLIN } };
-	if (poll(fds, 2, ms) < 0 && errno != EINTR)
+	struct pollfd fds[3] = { { .fd = p->sigchld, .events = POLLIN },
+				 { .fd = uevents, .events = POLLIN },
+				 { .fd = p->identity, .events = POLLIN } };
+	if (poll(fds, 3, ms) < 0 && errno != EINTR)
 		die("poll: %s", strerror(errno));
 	if (fds[0].revents)
 		on_children(p);
+	if (fds[2].revents)
+		on_identity(p);
 	return fds[1].revents && port_uevent(uevents);
 }
 
@@ -381,8 +474,8 @@ static void start_agents(pid1 *p, int uevents)
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (argc == 2 && !strcmp(argv[1], "--identity"))
+		return identity_client();
 	/* Mounting over /proc, /sys and /dev is a guest's business only, never a host's. */
 	if (getpid() != 1)
 		die("refusing to run as pid %ld: this is a microVM guest's /init", (long)getpid());
@@ -410,6 +503,7 @@ int main(int argc, char **argv)
 	stage("modules loaded");
 	enter_image();
 	pid1 p = { .args = read_args("/msb/agent.args") };
+	identity_open(&p);
 	for (char **a = p.args; *a && a[1]; a++)
 		if (!strcmp(*a, "--work-dir"))
 			make_parents(a[1]);

@@ -23,6 +23,7 @@ sdk_libmsb_sdk_la_SOURCES += $(MSB_AGENT_PROTO_SOURCES) \
 	sdk/agent/driver_box.c \
 	sdk/agent/driver_boundary.c \
 	sdk/agent/driver.c \
+	sdk/agent/driver_snapshot.c \
 	sdk/agent/driver_ops.c \
 	sdk/agent/driver_adopt.c \
 	sdk/agent/driver_egress.c \

@@ -249,6 +249,13 @@ static msb_errc driver_refuse_unclean(msb_backend_instance *inst, driver_paths *
 msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, const msb_spec *spec,
 			    msb_sandbox_handle **out, msb_error *err)
 {
+	return msb_driver_acquire_from(inst, key, spec, NULL, out, err);
+}
+
+msb_errc msb_driver_acquire_from(msb_backend_instance *inst, const msb_key *key,
+				 const msb_spec *spec, const char *from_dir,
+				 msb_sandbox_handle **out, msb_error *err)
+{
 	msb_sandbox_handle *h = calloc(1, sizeof *h);
 	if (!h)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
@@ -283,13 +290,21 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 		    driver_identity_matches(&h->paths, identity);
 	if (same)
 		h->client = connect_live(inst, &h->paths, 2.0);
+	/* A fork is a new sandbox: a live one of the key is not replaced behind its users. */
+	if (from_dir && h->client) {
+		msb_agent_client_close(h->client);
+		h->client = NULL;
+		rc = msb_error_set(err, MSB_E_VALUE, "backend %s: sandbox %s: refused to start it "
+				   "from a snapshot: this key's sandbox is live (dispose it first, or "
+				   "use another key)", inst->boundary.name, name);
+	}
 	/*
 	 * This key's sandbox is there but dead, and its work dir still holds what it left: a
 	 * dispose that did not land (or a boundary that died). Wiping it now would hide that
 	 * from whoever checks by acquiring again, so the key is refused until it is disposed.
 	 * One of another image identity is replaced as before (the image changed under it).
 	 */
-	if (!h->client && same)
+	if (rc == MSB_OK && !h->client && same)
 		rc = driver_refuse_unclean(inst, &h->paths, err);
 	if (rc == MSB_OK && !h->client) {
 		/* Whatever is there is not a live sandbox of this key: clear it, start afresh. */
@@ -301,8 +316,10 @@ msb_errc msb_driver_acquire(msb_backend_instance *inst, const msb_key *key, cons
 					   "cleared before a fresh start: %s", inst->boundary.name,
 					   name, f.detail ? f.detail : "");
 		msb_disposal_failure_free(&f);
+		h->paths.box.from_snapshot = from_dir;
 		if (rc == MSB_OK)
 			rc = start_fresh(inst, &h->paths, &k, spec, &h->client, err);
+		h->paths.box.from_snapshot = NULL;
 		if (rc == MSB_OK)
 			rc = driver_identity_write(&h->paths, identity, err);
 	}

@@ -42,6 +42,22 @@ tests_backends_qemu_backend_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LI
 tests_backends_qemu_backend_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	sdk/agent/msb-agent plugins/qemu/qemu.la plugins/qemu/msb-qemu-init \
 	plugins/qemu/msb-qemu-relay
+# Templates (issue 22): clones of one saved guest, inputs, a corrupt template's fallback.
+check_PROGRAMS += tests/backends/qemu_template
+TESTS += tests/backends/qemu_template
+tests_backends_qemu_template_SOURCES = tests/backends/qemu_template.c tests/backends/qemu_fixture.h \
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h
+tests_backends_qemu_template_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_backends_qemu_template_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_backends_qemu_template_DEPENDENCIES = $(tests_backends_qemu_backend_DEPENDENCIES)
+# The snapshot capability (issue 22): a snapshot forks a sandbox as it was at save time.
+check_PROGRAMS += tests/backends/qemu_snapshot
+TESTS += tests/backends/qemu_snapshot
+tests_backends_qemu_snapshot_SOURCES = tests/backends/qemu_snapshot.c tests/backends/qemu_fixture.h \
+	tests/backends/backend_fixture.h tests/backends/backend_cases.h
+tests_backends_qemu_snapshot_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_backends_qemu_snapshot_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_backends_qemu_snapshot_DEPENDENCIES = $(tests_backends_qemu_backend_DEPENDENCIES)
 check_PROGRAMS += tests/backends/qemu_initramfs
 TESTS += tests/backends/qemu_initramfs
 tests_backends_qemu_initramfs_SOURCES = tests/backends/qemu_initramfs.c plugins/qemu/initramfs.c

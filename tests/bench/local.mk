@@ -86,6 +86,15 @@ tests_bench_bench_gvisor_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 tests_bench_bench_gvisor_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la sdk/agent/msb-agent \
 	plugins/gvisor/gvisor.la tests/bench/exec_floor
 
+# qemu templates (issue 22): clone against boot, python warm-up, idle memory of 8 each.
+BENCHES += tests/bench/bench_qemu_template
+tests_bench_bench_qemu_template_SOURCES = tests/bench/bench_qemu_template.c
+tests_bench_bench_qemu_template_CPPFLAGS = $(TEST_CPPFLAGS) -I$(top_srcdir)/plugins/qemu
+tests_bench_bench_qemu_template_LDADD = core/libmsb.la sdk/libmsb-sdk.la
+tests_bench_bench_qemu_template_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	sdk/agent/msb-agent plugins/qemu/qemu.la plugins/qemu/msb-qemu-init \
+	plugins/qemu/msb-qemu-relay
+
 # Copied into a live sandbox by bench_gvisor and bench_qemu (exec_floor.h): static, because
 # the qemu guest has no libc of its own; never sanitized, like msb-agent.
 EXTRA_PROGRAMS += tests/bench/exec_floor

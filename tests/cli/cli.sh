@@ -19,6 +19,7 @@ tmp=$(mktemp -d /tmp/msb-cli.XXXXXX)
 cleanup() {
 	[ -f "$tmp/bwrap.yaml" ] && "$msb" -c "$tmp/bwrap.yaml" dispose --scope rt --thread t1 >/dev/null 2>&1
 	[ -f "$tmp/default.yaml" ] && "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t1 >/dev/null 2>&1
+	[ -f "$tmp/default.yaml" ] && "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t2 >/dev/null 2>&1
 	rm -rf "$tmp"
 	msb_cg_clean
 }
@@ -80,12 +81,23 @@ specs:
       - {path: maybe.txt, required: false}
 YAML
 
+# ---- snapshots (issue 22) refused where no backend declares them ---------------------------
+run "$msb" -c "$cfg" exec shell --scope s --thread fork --from s1 -- true
+expect_status 125 "exec --from on inprocess"; expect_error_line SandboxCapabilityNotSupported "exec --from refused at route time"
+expect_err "snapshot" "exec --from names the capability"
+run "$msb" -c "$cfg" snapshot save shell --scope s --thread snap s1
+expect_status 1 "snapshot save on inprocess"; expect_error_line NotImplementedError "snapshot save refused"
+run "$msb" -c "$cfg" snapshot ls; expect_status 0 "snapshot ls with none"
+run "$msb" -c "$cfg" snapshot rm s1; expect_status 1 "snapshot rm with none"; expect_error_line ValueError "snapshot rm refused"
+run "$msb" -c "$cfg" dispose --scope s --thread snap
+run "$msb" -c "$cfg" snapshot frob; expect_status 2 "snapshot unknown verb"
+
 # ---- usage and help --------------------------------------------------------------------
 run "$msb"; expect_status 2 "no command"
 run "$msb" frobnicate; expect_status 2 "unknown command"; expect_err "unknown command 'frobnicate'" "unknown command"
 run "$msb" --help; expect_status 0 "--help"; expect_out "check" "--help lists commands"
 run "$msb" --version; expect_status 0 "--version"; expect_out "plugin ABI 27" "--version"
-for c in check plugins route exec run-code put get ls rm stat reclaim collect dispose ps attach kill wait; do
+for c in check plugins route exec run-code put get ls rm stat reclaim collect dispose ps attach kill wait snapshot; do
 	run "$msb" "$c" --help; expect_status 0 "$c --help"; expect_out "usage: msb" "$c --help"
 done
 run "$msb" -c "$cfg" exec shell -- true; expect_status 2 "exec without --scope/--thread"
@@ -545,6 +557,17 @@ else
 	expect_status 0 "demo exec"; expect_out "cloud-amd64" "demo exec runs in the microVM's own kernel"
 	run "$msb" -c "$tmp/default.yaml" run-code script --scope demo --thread t1 -e 'echo $((6*7))'
 	expect_status 0 "demo run-code"; expect_out "42" "demo run-code"
+	# A snapshot of the running microVM forks another: the file written before the save.
+	run "$msb" -c "$tmp/default.yaml" exec shell --scope demo --thread t1 -- sh -c 'echo saved > kept.txt'
+	expect_status 0 "demo write before the snapshot"
+	run "$msb" -c "$tmp/default.yaml" snapshot save shell --scope demo --thread t1 demo-s1
+	expect_status 0 "demo snapshot save"
+	run "$msb" -c "$tmp/default.yaml" snapshot ls; expect_status 0 "demo snapshot ls"
+	expect_out "$(printf 'qemu\tdemo-s1')" "demo snapshot ls names it"
+	run "$msb" -c "$tmp/default.yaml" exec shell --scope demo --thread t2 --from demo-s1 -- cat kept.txt
+	expect_status 0 "demo exec --from"; expect_out "saved" "demo fork has the source's file"
+	run "$msb" -c "$tmp/default.yaml" snapshot rm demo-s1; expect_status 0 "demo snapshot rm"
+	run "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t2; expect_status 0 "demo fork dispose"
 	run "$msb" -c "$tmp/default.yaml" dispose --scope demo --thread t1; expect_status 0 "demo dispose"
 	unset MSB_PLUGIN_PATH
 fi

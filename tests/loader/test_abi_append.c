@@ -97,6 +97,10 @@ static void test_old_build_loads_with_its_smaller_size(void **state)
 	assert_false(MSB_BACKEND_HAS(d_old, adopt));
 	assert_null(MSB_BACKEND_OP(d_old, adopt));
 	assert_true(MSB_BACKEND_HAS(d_now, adopt));
+	/* Nor the snapshot operations appended after it (issue 22). */
+	assert_false(MSB_BACKEND_HAS(d_old, snapshot_save));
+	assert_false(MSB_BACKEND_HAS(d_old, snapshot_remove));
+	assert_true(MSB_BACKEND_HAS(d_now, snapshot_remove));
 	box_close(&old);
 	box_close(&now);
 }
@@ -302,11 +306,56 @@ static void test_pool_refused_for_old_build(void **state)
 	box_close(&old);
 }
 
+/*
+ * The snapshot capability (issue 22): the ABI-27 build has no snapshot operations and so
+ * cannot declare it; a spec requiring `snapshot`, or one asking for a fork of a snapshot,
+ * is refused at route time for it, and a snapshot of its sandbox is refused before it is
+ * reached.
+ */
+static void test_snapshot_spec_refused_at_route_time(void **state)
+{
+	(void)state;
+	box old;
+	box_open(&old, MSB_TEST_FIXTURE("abi27"));
+	msb_spec spec;
+	msb_spec_init(&spec, "forkable");
+	spec.files_in = spec.files_out = (msb_transfer_limits){ MSB_MIB, 4 * MSB_MIB, 16 };
+	spec.requires |= MSB_BIT(MSB_CAP_SNAPSHOT);
+	msb_error err = MSB_ERROR_INIT;
+	const msb_backend *chosen = NULL;
+	assert_int_equal(msb_router_ensure_can_serve(old.router, &spec, &chosen, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	assert_non_null(strstr(msb_error_message(&err), "snapshot"));
+	assert_non_null(strstr(msb_error_message(&err), "'fixture_good'"));
+	msb_error_clear(&err);
+	/* A fork asked for without saying `requires: [snapshot]` needs it all the same. */
+	spec.requires &= ~MSB_BIT(MSB_CAP_SNAPSHOT);
+	spec.from_snapshot = "s1";
+	msb_key key = { "s", "fork", "a", "" };
+	msb_sandbox *sb = NULL;
+	assert_int_equal(msb_router_acquire(old.router, &key, &spec, &sb, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	assert_null(sb);
+	assert_non_null(strstr(msb_error_message(&err), "snapshot"));
+	msb_error_clear(&err);
+	assert_int_equal(msb_sandbox_snapshot_save(old.sandbox, "s1", &err), MSB_E_NOT_IMPLEMENTED);
+	assert_non_null(strstr(msb_error_message(&err), "snapshot capability"));
+	msb_error_clear(&err);
+	msb_buf names = { 0 };
+	assert_int_equal(msb_router_snapshot_list(old.router, &names, &err), MSB_OK);
+	assert_int_equal(names.len, 0);
+	assert_int_equal(msb_router_snapshot_remove(old.router, "s1", &err), MSB_E_VALUE);
+	assert_non_null(strstr(msb_error_message(&err), "no registered backend declares"));
+	msb_error_clear(&err);
+	box_close(&old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_old_build_loads_with_its_smaller_size),
 		cmocka_unit_test(test_pool_refused_for_old_build),
+		cmocka_unit_test(test_snapshot_spec_refused_at_route_time),
 		cmocka_unit_test(test_old_build_serves_as_before),
 		cmocka_unit_test(test_missing_operation_refused_naming_it_and_the_plugin),
 		cmocka_unit_test(test_new_build_streams),

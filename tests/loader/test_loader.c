@@ -138,6 +138,9 @@ static void test_refuses_capability_without_op(void **state)
 		"msb_backend_v27.run_code is NULL");
 	REFUSED("silent_without_exec", "msb_backend_v27.exec is NULL", "capabilities is unstated",
 		"{exec, files_in}");
+	/* An appended operation (issue 22): `snapshot` needs all four snapshot operations. */
+	REFUSED("snapshot_without_op", "declares capability 'snapshot'",
+		"msb_backend_v27.snapshot_save is NULL");
 }
 
 static void test_refuses_not_a_shared_object(void **state)

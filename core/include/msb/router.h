@@ -175,4 +175,12 @@ msb_errc msb_caller_key(const msb_caller_context *caller, const char *call_id, m
 #ifdef __cplusplus
 }
 #endif
+/*
+ * Snapshots (issue 22) of every registered backend that declares `snapshot`: list appends
+ * "<backend>\t<name>\n" for each to `out`; remove deletes `name` from the backend that has
+ * it (MSB_E_VALUE when none has).
+ */
+msb_errc msb_router_snapshot_list(msb_router *router, msb_buf *out, msb_error *err);
+msb_errc msb_router_snapshot_remove(msb_router *router, const char *name, msb_error *err);
+
 #endif

@@ -94,4 +94,12 @@ const struct msb_effective_state *msb_sandbox_effective_state(const msb_sandbox 
 #ifdef __cplusplus
 }
 #endif
+/*
+ * The snapshot capability (issue 22): save this sandbox's whole state under `name`
+ * (msb_backend_v27.snapshot_save). Refused (MSB_E_NOT_IMPLEMENTED) for a backend that does
+ * not declare `snapshot`. A sandbox forked from it is an acquire whose spec sets
+ * from_snapshot.
+ */
+msb_errc msb_sandbox_snapshot_save(msb_sandbox *sandbox, const char *name, msb_error *err);
+
 #endif

@@ -262,6 +262,28 @@ struct msb_backend_v27 {
 	 */
 	msb_errc (*adopt)(msb_backend_instance *self, const msb_key *entry, const msb_key *key,
 			  const msb_spec *spec, msb_sandbox_handle **sandbox, msb_error *err);
+	/* ---- appended operations (issue 22): snapshots, the `snapshot` capability ------ */
+	/*
+	 * A backend that declares `snapshot` has all four (the loader refuses it otherwise);
+	 * one that cannot snapshot declares nothing and a spec requiring it is refused at route
+	 * time. `name` is [A-Za-z0-9._-]{1,64}, not starting with '.'; the backend refuses
+	 * anything else (MSB_E_VALUE).
+	 *
+	 * snapshot_save: save the running sandbox's whole state (memory, files, running
+	 * processes) under `name` (MSB_E_VALUE if taken); the sandbox runs on.
+	 * snapshot_start: acquire for `key` a NEW sandbox that is a fork of snapshot `name`:
+	 * its files and processes those of the source at save time, its identity its own (a
+	 * key whose sandbox is live is refused: a fork is never a get). MSB_E_VALUE: no such
+	 * snapshot.
+	 * snapshot_list: the names, each followed by '\n', appended to `out`.
+	 * snapshot_remove: delete snapshot `name` (MSB_E_VALUE: none such).
+	 */
+	msb_errc (*snapshot_save)(msb_sandbox_handle *sandbox, const char *name, msb_error *err);
+	msb_errc (*snapshot_start)(msb_backend_instance *self, const msb_key *key,
+				   const msb_spec *spec, const char *name, msb_sandbox_handle **out,
+				   msb_error *err);
+	msb_errc (*snapshot_list)(msb_backend_instance *self, msb_buf *out, msb_error *err);
+	msb_errc (*snapshot_remove)(msb_backend_instance *self, const char *name, msb_error *err);
 };
 
 /* The size of the descriptor as ABI 27 first shipped it: what the loader requires at least. */

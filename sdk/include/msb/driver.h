@@ -96,6 +96,12 @@ typedef struct msb_driver_box {
 	 * msb_driver_agent_argv starts the agent's forwarder on it. NULL otherwise.
 	 */
 	const char *egress_socket;
+	/*
+	 * Appended (issue 22). In start only, for snapshot_start: the snapshot's directory
+	 * (<state_dir>/snapshots/<name>, what the boundary's snapshot_save wrote) the sandbox
+	 * must be started as a fork of, instead of fresh. NULL otherwise.
+	 */
+	const char *from_snapshot;
 } msb_driver_box;
 
 typedef struct msb_boundary {
@@ -168,11 +174,19 @@ typedef struct msb_boundary {
 	 */
 	msb_errc (*adopted)(void *ctx, const char *old_dir, const msb_driver_box *box,
 			    msb_error *err);
+	/*
+	 * Appended (issue 22). Optional: save the running sandbox `box`'s whole state into the
+	 * directory `snap_dir` (made, empty) so that a start with box->from_snapshot == that
+	 * directory forks it; the sandbox runs on. NULL: the driver's snapshot operations
+	 * refuse, and the plugin must not declare `snapshot`.
+	 */
+	msb_errc (*snapshot_save)(void *ctx, const msb_driver_box *box, const char *snap_dir,
+				  msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
 	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, \
-	  false, false, NULL }
+	  false, false, NULL, NULL }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
@@ -250,6 +264,17 @@ msb_errc msb_driver_remove(msb_sandbox_handle *sandbox, const char *path,
 msb_errc msb_driver_reclaim(msb_sandbox_handle *sandbox, const char *directory,
 			    const char *working_directory, double timeout, msb_error *err);
 /* Appended operations (msb/backend.h): the streamed exec, one exchange with the agent. */
+/* The snapshot operations (issue 22), over the boundary's snapshot_save (driver_snapshot.c). */
+msb_errc msb_driver_snapshot_save(msb_sandbox_handle *sandbox, const char *name, msb_error *err);
+msb_errc msb_driver_snapshot_start(msb_backend_instance *inst, const msb_key *key,
+				   const msb_spec *spec, const char *name, msb_sandbox_handle **out,
+				   msb_error *err);
+msb_errc msb_driver_snapshot_list(msb_backend_instance *inst, msb_buf *out, msb_error *err);
+msb_errc msb_driver_snapshot_remove(msb_backend_instance *inst, const char *name, msb_error *err);
+/* The acquire behind both: a fork of `from_dir` when it is not NULL (never a get). */
+msb_errc msb_driver_acquire_from(msb_backend_instance *inst, const msb_key *key,
+				 const msb_spec *spec, const char *from_dir,
+				 msb_sandbox_handle **out, msb_error *err);
 msb_errc msb_driver_exec_stream(msb_sandbox_handle *sandbox, const msb_exec_request *req,
 				const msb_exec_stream *stream, msb_exec_result *res,
 				msb_error *err);
@@ -325,9 +350,13 @@ extern const bool msb_driver_observes_egress; /* true */
 	.run_code = msb_driver_run_code, .write_file = msb_driver_write_file,           \
 	.stat_file = msb_driver_stat_file, .read_file = msb_driver_read_file,           \
 	.list_dir = msb_driver_list_dir, .remove = msb_driver_remove,                   \
-	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream,              \
-	.bg_start = msb_driver_bg_start, .bg_read = msb_driver_bg_read,                       \
-	.bg_signal = msb_driver_bg_signal, .bg_list = msb_driver_bg_list
+	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream,           \
+	.bg_start = msb_driver_bg_start, .bg_read = msb_driver_bg_read,                 \
+	.bg_signal = msb_driver_bg_signal, .bg_list = msb_driver_bg_list,               \
+	.snapshot_save = msb_driver_snapshot_save,                                      \
+	.snapshot_start = msb_driver_snapshot_start,                                    \
+	.snapshot_list = msb_driver_snapshot_list,                                      \
+	.snapshot_remove = msb_driver_snapshot_remove
 
 #ifdef __cplusplus
 }

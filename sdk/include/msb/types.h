@@ -110,6 +110,12 @@ typedef struct msb_spec {
 	 * such word, and an operation of the descriptor is not a declared capability.
 	 */
 	bool streaming;
+	/*
+	 * Appended (issue 22): start the sandbox as a fork of this snapshot (the backend's
+	 * snapshot_start, not acquire); NULL: an ordinary acquire. Routing then requires the
+	 * `snapshot` capability, so a plugin built before it is never handed one.
+	 */
+	const char *from_snapshot;
 } msb_spec;
 
 #define MSB_DEFAULT_WORK_DIR "/msb/work"
