@@ -484,7 +484,7 @@ static bool process_stop(void *ctx, const msb_driver_box *box, msb_disposal_fail
 		close(pidfd);
 	if (pid <= 0 || !msb_driver_pid_running(pid))
 		process_uid_release(box);
-	return true;
+	return false; /* nothing left that the driver's SIGKILL does not end */
 }
 
 /*

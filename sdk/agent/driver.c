@@ -422,11 +422,13 @@ bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_f
 		msb_agent_client_close(client);
 	}
 	p->box.spec = NULL;
-	if (!inst->boundary.stop(inst->boundary.ctx, &p->box, &f)) {
+	/* true is failed (msb/driver.h), and so is a failure filled whatever the return. */
+	if (inst->boundary.stop(inst->boundary.ctx, &p->box, &f) || f.detail) {
 		left = true;
 		if (!f.detail)
 			msb_disposal_failure_set(&f, MSB_DISPOSAL_UNKNOWN,
-						 "backend %s: sandbox %s: its boundary did not stop",
+						 "backend %s: sandbox %s: its boundary's stop reported "
+						 "a failure without saying what it left",
 						 inst->boundary.name, p->name);
 		msb_disposal_failure_fold(failure, &f);
 	}

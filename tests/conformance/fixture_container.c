@@ -131,7 +131,7 @@ static msb_errc fx_start(void *ctx, const msb_driver_box *box, msb_error *err)
 static bool fx_stop(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure)
 {
 	(void)ctx, (void)box, (void)failure;
-	return true; /* the agent is its pid namespace's init: its death ends everything */
+	return false; /* not failed: the agent is its pid namespace's init, its death ends everything */
 }
 
 static msb_errc fx_init(const msb_node *config, const msb_host *host,
