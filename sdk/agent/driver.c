@@ -218,7 +218,7 @@ static msb_errc driver_identity_write(const driver_paths *p, const char *identit
 
 /*
  * A dead sandbox of the key with entries left in its work dir: SandboxUnclean, naming how
- * many and the first. An empty one is replaced (an agent that died with nothing to hide),
+ * many and the first in name order (the same whatever order the directory lists). An empty one is replaced (an agent that died with nothing to hide),
  * and the host's log hears of it.
  */
 static msb_errc driver_refuse_unclean(msb_backend_instance *inst, driver_paths *p, msb_error *err)
@@ -229,7 +229,7 @@ static msb_errc driver_refuse_unclean(msb_backend_instance *inst, driver_paths *
 	for (struct dirent *e; d && (e = readdir(d));) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (!n++)
+		if (!n++ || strcmp(e->d_name, first) < 0)
 			snprintf(first, sizeof first, "%s", e->d_name);
 	}
 	if (d)
