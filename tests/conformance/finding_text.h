@@ -6,7 +6,8 @@
  * name, "sk-" and 32 hex digits ("sk-<name>"); the kit's unique token, 'c', the pid, 'x' and
  * hex digits ("<id>"); a mkdtemp directory under /tmp or /var/tmp (its six random
  * characters "XXXXXX"); and, only when `numbers` is set (a finding that carries pids,
- * ports, addresses, counts or durations), every run of digits and dots ("N"). Everything
+ * ports, addresses, counts, durations or capability masks), every run of digits and dots,
+ * and every 16-digit hex mask ("N"). Everything
  * else is kept byte for byte.
  */
 #ifndef MSB_FINDING_TEXT_H
@@ -61,6 +62,9 @@ static char *finding_text(const char *s, const char *build, bool numbers)
 				memcpy(out + o + head + comp - 6, "XXXXXX", 6);
 			o += head + comp;
 			i += head + comp;
+		} else if (numbers && edge && finding_hex(s + i) == 16) {
+			PUT("N"); /* a capability mask: which bits a kernel has differs */
+			i += 16;
 		} else if (numbers && isdigit((unsigned char)s[i]) && edge) {
 			while (isdigit((unsigned char)s[i]) ||
 			       (s[i] == '.' && isdigit((unsigned char)s[i + 1])))

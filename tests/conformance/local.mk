@@ -11,7 +11,12 @@ check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minim
 	tests/conformance/conf_scope_miscount.la tests/conformance/conf_shallow_dispose.la \
 	tests/conformance/conf_crash.la tests/conformance/conf_hang.la tests/conformance/conf_racy_acquire.la \
 	tests/conformance/conf_exit.la tests/conformance/conf_buffered_stream.la \
-	tests/conformance/conf_abi27.la
+	tests/conformance/conf_abi27.la tests/conformance/conf_keep_caps.la
+
+tests_conformance_conf_keep_caps_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_keep_caps_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_KEEP_CAPS -DFIXTURE_NAME=\"conf_keep_caps\"
+tests_conformance_conf_keep_caps_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_keep_caps_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
 # The honest fixture built against ABI 27's first header (tests/fixtures/abi27_backend.h): an
 # older plugin, its descriptor ending before the appended operations, under today's kit.
