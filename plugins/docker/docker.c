@@ -486,4 +486,7 @@ MSB_BACKEND_DEFINE(.name = DOCKER_NAME, .isolation = DOCKER_RUNG,
 		   .exec = msb_driver_exec, .run_code = msb_driver_run_code,
 		   .write_file = msb_driver_write_file, .stat_file = msb_driver_stat_file,
 		   .read_file = msb_driver_read_file, .list_dir = msb_driver_list_dir,
-		   .remove = msb_driver_remove, .reclaim = msb_driver_reclaim);
+		   .remove = msb_driver_remove, .reclaim = msb_driver_reclaim,
+		   /* The agent streams inside the container as anywhere (issue 19: the stream
+		    * suite was not applicable here for want of this one entry). */
+		   .exec_stream = msb_driver_exec_stream);
