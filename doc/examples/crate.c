@@ -79,7 +79,7 @@ static msb_errc crate_start(void *ctx, const msb_driver_box *box, msb_error *err
 static bool crate_stop(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure)
 {
 	(void)ctx, (void)box, (void)failure;
-	return true;
+	return false; /* true would mean it failed */
 }
 
 static msb_errc crate_init(const msb_node *config, const msb_host *host,

@@ -401,7 +401,7 @@ static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure 
 	msb_errc rc = msb_cgroup_load(file, &cg, &err);
 	if (rc == MSB_E_NOT_FOUND) {
 		msb_error_clear(&err);
-		return true; /* never got as far as a cgroup: nothing of ours to end */
+		return false; /* never got as far as a cgroup: nothing of ours to end */
 	}
 	if (!rc)
 		rc = msb_cgroup_destroy(cg, ctx->cfg.stop_timeout, &err);
@@ -412,7 +412,7 @@ static bool bwrap_stop(void *p, const msb_driver_box *box, msb_disposal_failure 
 		msb_disposal_failure_set(failure, rc == MSB_E_TIMEOUT ? MSB_DISPOSAL_TIMEOUT : MSB_DISPOSAL_UNKNOWN,
 					 "bwrap: sandbox %s: %s", box->name, msb_error_message(&err));
 	msb_error_clear(&err);
-	return rc == MSB_OK;
+	return rc != MSB_OK; /* true: failed (msb/driver.h) */
 }
 
 static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_backend_instance **self,

@@ -295,20 +295,20 @@ static bool docker_stop(void *p, const msb_driver_box *box, msb_disposal_failure
 					 : MSB_DISPOSAL_UNREACHABLE, "backend " DOCKER_NAME ": sandbox "
 					 "%s: %s", box->name, msb_error_message(&e));
 		msb_error_clear(&e);
-		return false;
+		return true;
 	}
-	bool stopped = true;
+	bool failed = false; /* the polarity of dispose (msb/driver.h) */
 	const char *id = json_string_value(json_object_get(r.body, "Id"));
 	if (r.status == 200 && id && labels_ours(ctx, box, r.body))
-		stopped = !docker_remove(ctx, id, failure);
+		failed = docker_remove(ctx, id, failure);
 	else if (r.status != 200 && r.status != 404) {
 		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend " DOCKER_NAME ": "
 					 "sandbox %s: inspect answered %ld: %s", box->name, r.status,
 					 r.message);
-		stopped = false;
+		failed = true;
 	}
 	docker_reply_free(&r);
-	return stopped;
+	return failed;
 }
 
 /* Alive beyond its pid: the host's link to the agent's socket is still a socket of ours. */

@@ -146,7 +146,7 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 static bool gvisor_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)
 {
 	(void)p;
-	return gvisor_dispose(box, STOP_TIMEOUT, failure);
+	return gvisor_dispose(box, STOP_TIMEOUT, failure); /* true: failed */
 }
 
 /* Alive beyond its pid: the host's link to the agent's socket is still a socket. */

@@ -135,11 +135,11 @@ bool gvisor_dispose(const msb_driver_box *box, double timeout, msb_disposal_fail
 	if (!file) {
 		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend gvisor: sandbox %s: "
 					 "out of memory", box->name);
-		return false;
+		return true;
 	}
 	/* In this order: the state goes only once nothing can still be using it. */
 	bool ok = end_cgroup(box, file, timeout, failure) && drop_state(box, failure) &&
 		  mounts_gone(box, failure) && no_shared_root_state(box, failure);
 	free(file);
-	return ok;
+	return !ok;
 }

@@ -72,7 +72,8 @@ msb_errc gvisor_runsc_reaped(const gvisor_ctx *ctx, const char *runsc_root, cons
 /*
  * The boundary's stop: kill everything in the sandbox's cgroup (<box->dir>/cgroup lists it)
  * and remove it, then runsc's state (<box->dir>/runsc), then check that no mount is left in
- * the sandbox's directory. False, with `failure` saying what is left, when any step fails.
+ * the sandbox's directory. True, with `failure` saying what is left, when any step failed
+ * (the polarity of dispose and of the boundary's stop, msb/driver.h); false when all went.
  */
 bool gvisor_dispose(const msb_driver_box *box, double timeout, msb_disposal_failure *failure);
 

@@ -26,18 +26,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <msb/backend.h>
 #include <msb/disk.h>
 #include <msb/driver.h>
+#include <msb/launch.h>
 #include <msb/netns.h>
-#include <msb/spawn.h>
-#include <msb/unix_socket.h>
 
 #include "process_mounts.h"
 #include "process_uid.h"
@@ -63,232 +60,19 @@ static void ctx_free(void *p)
 	free(pc);
 }
 
-/* What the intermediate child tells the parent: the agent's pid, or where it failed. */
-typedef struct spawn_report {
-	int errnum;
-	char stage[32];
-	pid_t agent;
-} spawn_report;
-
-/* Runs in a forked child of a possibly threaded host: async-signal-safe calls only. */
-static void report(int fd, const char *stage, int errnum, pid_t agent)
-{
-	spawn_report r = { .errnum = errnum, .agent = agent };
-	for (size_t i = 0; stage[i] && i + 1 < sizeof r.stage; i++)
-		r.stage[i] = stage[i];
-	ssize_t n = write(fd, &r, sizeof r);
-	(void)n;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /*
- * Unprivileged: a user namespace maps the caller to root inside, so it may own a netns.
- * The maps are formatted by the parent before fork (see process_start).
+ * The agent's own process — pid 1 of the new pid namespace, in the mount namespace the
+ * launch made — before its exec: the sandbox's view of the host's tree (process_mounts.c),
+ * then a /proc of its own, which also resolves the program's fd (see process_start).
+ * Async-signal-safe: it may run on the host's memory (msb/launch.h).
  */
-static int enter_user_namespace(const char *uid_map, const char *gid_map)
+static int prepare(void *arg, const char **stage)
 {
-	if (unshare(CLONE_NEWUSER) < 0 || write_file("/proc/self/uid_map", uid_map) < 0)
-		return -1;
-	write_file("/proc/self/setgroups", "deny\n");
-	return write_file("/proc/self/gid_map", gid_map);
-}
-
-/* The fds the agent starts with, besides 0 (/dev/null) and 1, 2 (its log). */
-enum {
-	WATCH_FD = 3,  /* held open by the agent's processes alone: its end of file is their death */
-	LISTEN_FD = 4, /* the listening socket the intermediate made (--listen-fd) */
-	/* The agent's program, opened before the sandbox's mounts may hide its path (an agent
-	 * under /tmp or the state directory); exec'd through /proc/self/fd, and kept open so an
-	 * interpreter (a script standing in for the agent) can read it by that path. */
-	PROGRAM_FD = 5,
-};
-
-/* The agent itself: pid 1 of the new pid namespace. Never returns. Its log was opened by
- * the intermediate, before the sandbox's disk hid the state directory. */
-static void exec_agent(char **argv, int watch, int listen_fd, int log, int program)
-{
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (process_view_proc() < 0) {
-		const char *m = "msb-agent could not be started: mounting its own /proc failed\n";
-		if (write(log, m, strlen(m)) < 0)
-			_exit(126);
-		_exit(126);
-	}
-	if (devnull < 0 || log < 0 || (listen_fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10)) < 0 ||
-	    (program = fcntl(program, F_DUPFD_CLOEXEC, 10)) < 0 ||
-	    (log = fcntl(log, F_DUPFD_CLOEXEC, 10)) < 0 ||
-	    dup2(watch, WATCH_FD) < 0 || dup2(listen_fd, LISTEN_FD) < 0 ||
-	    dup2(program, PROGRAM_FD) < 0 || dup2(devnull, 0) < 0 || dup2(log, 1) < 0 ||
-	    dup2(log, 2) < 0)
-		_exit(126);
-	close_range(PROGRAM_FD + 1, ~0u, 0);
-	execv("/proc/self/fd/5", argv);
-	/* Say why in the log, with system calls alone (this may run on borrowed memory). */
-	int e = errno;
-	char num[12];
-	size_t n = sizeof num;
-	do
-		num[--n] = (char)('0' + e % 10);
-	while ((e /= 10) && n);
-	const char *parts[] = { "msb-agent could not be started: exec ", argv[0], " failed, errno ",
-				NULL };
-	for (const char *const *p = parts; *p; p++)
-		if (write(2, *p, strlen(*p)) < 0)
-			break;
-	if (write(2, num + n, sizeof num - n) < 0 || write(2, "\n", 1) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* What the intermediate child needs; prepared by the parent before anything is spawned. */
-typedef struct spawn_args {
-	char **argv;
-	int watch, rep;
-	int listen_fd;          /* made by the intermediate (its number) */
-	int program;            /* the agent's program, O_PATH (see PROGRAM_FD) */
-	int netns_fd;           /* an empty network namespace made ahead (msb/netns.h), or -1 */
-	const char *listen_path, *log_path, *uid_map, *gid_map;
-	const process_view *view;
-	char *agent_stack;      /* the agent's stack while it shares memory, until exec (NULL: a
-				 * fork, see spawn) */
-} spawn_args;
-
-/* What the agent's child reads: on the intermediate's stack (the host's memory is never
- * written by a child that borrows it). */
-typedef struct agent_args {
-	const spawn_args *a;
-	int listen_fd, log;
-} agent_args;
-
-static int agent_child(void *arg)
-{
-	const agent_args *g = arg;
-	exec_agent(g->a->argv, g->a->watch, g->listen_fd, g->log, g->a->program);
-	return 127;
-}
-
-/*
- * The intermediate child: leave the host's session and namespaces, start the agent as the
- * new pid namespace's first process, report its pid, exit (so the agent is nobody's child
- * in the host's process and outlives it).
- */
-static int spawn_child(void *arg)
-{
-	spawn_args *a = arg;
-	if (setsid() < 0) {
-		report(a->rep, "setsid", errno, 0);
-		_exit(1);
-	}
-	/* This child's umask is its own: it shares no file-system context with the host. */
-	agent_args g = { .a = a, .listen_fd = msb_unix_listen_owner_only(a->listen_path) };
-	if (g.listen_fd < 0) {
-		report(a->rep, "the agent's socket", errno, 0);
-		_exit(1);
-	}
-	if (geteuid() != 0 && enter_user_namespace(a->uid_map, a->gid_map) < 0) {
-		report(a->rep, "user namespace", errno, 0);
-		_exit(1);
-	}
-	/* The empty network namespace is what `egress: closed` means here: the one made ahead,
-	 * its loopback up already, or a new one. */
-	if (a->netns_fd >= 0 && setns(a->netns_fd, CLONE_NEWNET) < 0) {
-		report(a->rep, "network namespace made ahead", errno, 0);
-		_exit(1);
-	}
-	/* Opened on the host's mounts, before the mount namespace: a file open for writing on
-	 * one of the sandbox's own copies would keep the host's tree from turning read-only. */
-	g.log = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
-		    (a->netns_fd >= 0 ? 0 : CLONE_NEWNET)) < 0) {
-		report(a->rep, "network/pid/mount namespace", errno, 0);
-		_exit(1);
-	}
-	const char *stage = "the agent's log";
-	if (g.log < 0 || process_view_build(a->view, &stage) < 0) {
-		report(a->rep, stage, errno, 0);
-		_exit(1);
-	}
-	/* Loopback up: the sandbox may talk to itself, and to nothing else. */
-	if (a->netns_fd < 0 && msb_netns_loopback_up() < 0) {
-		report(a->rep, "loopback", errno, 0);
-		_exit(1);
-	}
-	pid_t agent = msb_spawn_shared(agent_child, &g, a->agent_stack, MSB_SPAWN_STACK_MIN);
-	report(a->rep, agent < 0 ? "fork" : "", agent < 0 ? errno : 0, agent);
-	_exit(0);
-}
-
-/*
- * Spawn the intermediate. As root it and the agent share the host's memory until the agent
- * execs (msb_spawn_shared, msb/spawn.h): no page table of a possibly large host process is
- * copied for children that exec at once, and the host waits only until the agent has
- * exec'd. Signals stay blocked meanwhile (the agent unblocks its own). Unprivileged, the
- * user namespace the intermediate must enter cannot be unshared by a task that shares
- * memory, so both fork.
- */
-static pid_t spawn(spawn_args *a, char **stacks)
-{
-	*stacks = geteuid() == 0 ? malloc(2 * MSB_SPAWN_STACK_MIN) : NULL;
-	a->agent_stack = *stacks ? *stacks + MSB_SPAWN_STACK_MIN : NULL;
-	return msb_spawn_shared(spawn_child, a, *stacks, *stacks ? MSB_SPAWN_STACK_MIN : 0);
-}
-
-/* The last words of the agent's log (it is removed with a failed start's directory). */
-static void log_tail(const msb_driver_box *box, char *tail, size_t cap)
-{
-	char log_path[4200];
-	snprintf(log_path, sizeof log_path, "%s/agent.log", box->dir);
-	tail[0] = '\0';
-	int log = open(log_path, O_RDONLY | O_CLOEXEC);
-	if (log < 0)
-		return;
-	off_t size = lseek(log, 0, SEEK_END);
-	off_t from = size > (off_t)cap - 1 ? size - (off_t)cap + 1 : 0;
-	ssize_t got = pread(log, tail, cap - 1, from);
-	tail[got > 0 ? got : 0] = '\0';
-	close(log);
-	for (char *c = tail + strlen(tail); c > tail && c[-1] == '\n'; c--)
-		c[-1] = '\0';
-}
-
-/*
- * Greet the agent on the socket the intermediate made, before the agent even runs (the
- * connection waits in the queue), and wait for the answer while watching `watch`, whose
- * other end only the agent's processes hold. On success the driver gets the client.
- */
-static msb_errc greet(const msb_driver_box *box, int watch, msb_error *err)
-{
-	msb_agent_client *client = NULL;
-	bool died = false;
-	msb_error why = MSB_ERROR_INIT;
-	msb_errc rc = msb_agent_client_greet(box->socket_path, watch, box->config->start_timeout,
-					     NULL, 0, &died, &client, &why);
-	if (rc == MSB_OK) {
-		if (box->greeted)
-			*box->greeted = client;
-		else
-			msb_agent_client_close(client);
-		return MSB_OK;
-	}
-	if (!died && rc != MSB_E_TIMEOUT) {
-		msb_error_move(err, &why);
-		return msb_error_prefix(err, "backend process: sandbox %s: ", box->name);
-	}
-	msb_error_clear(&why);
-	char tail[512];
-	log_tail(box, tail, sizeof tail);
-	return msb_error_set(err, MSB_E_BACKEND, "backend process: sandbox %s: the agent %s%s%s",
-			     box->name, died ? "exited at start" : "did not become ready in time",
-			     tail[0] ? ": " : "", tail);
+	errno = 0;
+	if (process_view_build(arg, stage) < 0)
+		return errno ? errno : EIO;
+	*stage = "mounting its own /proc";
+	return process_view_proc() < 0 ? (errno ? errno : EIO) : 0;
 }
 
 /*
@@ -393,13 +177,13 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 	view.egress_dir = egress_dir[0] ? egress_dir : NULL;
 	char **argv = NULL;
 	char listen_fd[16];
-	snprintf(listen_fd, sizeof listen_fd, "%d", LISTEN_FD);
+	snprintf(listen_fd, sizeof listen_fd, "%d", MSB_LAUNCH_LISTEN_FD);
 	rc = msb_agent_config_argv(box->config->agent_path, "--listen-fd", listen_fd, &cfg, -1, &argv,
 				   err);
 	if (rc != MSB_OK)
 		return rc;
-	char log_path[4200];
-	snprintf(log_path, sizeof log_path, "%s/agent.log", box->dir);
+	/* The agent's program, opened before the sandbox's mounts may hide its path (an agent
+	 * under /tmp or the state directory): handed in as fd 5 and exec'd by that. */
 	int program = open(argv[0], O_PATH | O_CLOEXEC);
 	if (program < 0) {
 		rc = msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend process: sandbox %s: "
@@ -407,52 +191,32 @@ static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *e
 		free(argv);
 		return rc;
 	}
-	int watch[2], rep[2];
-	if (pipe2(watch, O_CLOEXEC) < 0) {
-		close(program);
-		free(argv);
-		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
-	}
-	if (pipe2(rep, O_CLOEXEC) < 0) {
-		close(watch[0]), close(watch[1]), close(program), free(argv);
-		return msb_error_set_errno(err, MSB_E_OS, errno, "backend process: pipe");
-	}
+	/* Unprivileged: a user namespace maps msb's uid to root inside, so it may own a netns. */
 	char uid_map[64], gid_map[64];
 	snprintf(uid_map, sizeof uid_map, "0 %ld 1\n", (long)geteuid());
 	snprintf(gid_map, sizeof gid_map, "0 %ld 1\n", (long)getegid());
-	spawn_args args = { .argv = argv, .watch = watch[1], .rep = rep[1], .listen_fd = -1,
-			    .netns_fd = msb_netns_spare_take(pc->netns),
-			    .listen_path = box->socket_path, .log_path = log_path, .uid_map = uid_map,
-			    .gid_map = gid_map, .view = &view, .program = program };
-	char *stacks;
-	pid_t mid = spawn(&args, &stacks);
-	if (args.netns_fd >= 0)
-		close(args.netns_fd);
-	/* The next start's, on a thread of its own while this agent starts (msb/netns.h). */
+	msb_launch l = MSB_LAUNCH_INIT;
+	l.argv = argv;
+	l.exec_path = "/proc/self/fd/5";
+	l.keep_fds = &program;
+	l.n_keep_fds = 1;
+	if (geteuid() != 0)
+		l.uid_map = uid_map, l.gid_map = gid_map;
+	/* The empty network namespace is what `egress: closed` means here: the one made ahead,
+	 * its loopback up already, or a new one. The next start's is made on a thread of its
+	 * own meanwhile (msb/netns.h). */
+	l.netns_fd = msb_netns_spare_take(pc->netns);
 	msb_netns_spare_refill(pc->netns);
-	close(watch[1]);
-	close(rep[1]);
-	spawn_report r = { .errnum = mid < 0 ? errno : 0 };
-	if (mid > 0) {
-		if (read(rep[0], &r, sizeof r) != (ssize_t)sizeof r && !r.errnum)
-			snprintf(r.stage, sizeof r.stage, "start"), r.errnum = EIO;
-		while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	free(stacks);
-	free(argv);
+	l.unshare_flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET;
+	l.prepare = prepare;
+	l.prepare_arg = &view;
+	rc = msb_launch_agent(box, &l, err);
+	if (rc != MSB_OK)
+		msb_error_prefix(err, "backend process: ");
+	if (l.netns_fd >= 0)
+		close(l.netns_fd);
 	close(program);
-	close(rep[0]);
-	if (r.errnum || r.agent <= 0) {
-		close(watch[0]);
-		return msb_error_set_errno(err, MSB_E_BACKEND, r.errnum ? r.errnum : EIO,
-					   "backend process: sandbox %s: %s failed", box->name,
-					   mid < 0 ? "fork" : r.stage);
-	}
-	rc = msb_driver_write_pid(box, r.agent, err);
-	if (rc == MSB_OK)
-		rc = greet(box, watch[0], err);
-	close(watch[0]);
+	free(argv);
 	return rc;
 }
 
@@ -484,7 +248,7 @@ static bool process_stop(void *ctx, const msb_driver_box *box, msb_disposal_fail
 		close(pidfd);
 	if (pid <= 0 || !msb_driver_pid_running(pid))
 		process_uid_release(box);
-	return true;
+	return false; /* nothing left that the driver's SIGKILL does not end */
 }
 
 /*

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* What the intermediate child needs to build the view; prepared by the parent. */
+/* What the agent's process needs to build the view; prepared by the parent. */
 typedef struct process_view {
 	const char *state_dir;   /* covered by the sandbox's own disk (no sandbox sees another's) */
 	const char *work_dir;    /* the spec's work_dir, where the sandbox's work directory appears */
@@ -19,7 +19,8 @@ typedef struct process_view {
 } process_view;
 
 /*
- * In the intermediate child, after it unshared its mount namespace: the host's tree made
+ * In the agent's process before its exec (the launch's `prepare`, msb/launch.h), inside the
+ * mount namespace the launch unshared: the host's tree made
  * read-only and nosuid, a size-limited tmpfs (the sandbox's disk) over the state directory
  * with the work directory, /tmp and /dev/shm bound from it, and the sandbox's own egress
  * directory (alone of the state directory) bound back read-only at its path.

@@ -301,27 +301,30 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	return rc;
 }
 
-/* SIGKILL the relay recorded in relay.pid and see it gone. */
+/* SIGKILL the relay recorded in relay.pid and see it gone; true when it FAILED (msb/driver.h). */
 static bool stop_relay(const msb_driver_box *box, msb_disposal_failure *failure)
 {
 	char *path = msb_driver_path(box->dir, "relay.pid");
-	if (!path)
-		return false;
+	if (!path) {
+		msb_disposal_failure_set(failure, MSB_DISPOSAL_UNKNOWN, "backend qemu: sandbox %s: "
+					 "out of memory finding its relay", box->name);
+		return true;
+	}
 	msb_driver_box rb = *box;
 	rb.pid_path = path;
 	pid_t pid = msb_driver_read_live_pid(&rb);
-	bool ok = true;
+	bool failed = false;
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		if (!qemu_recorded_gone_within(box, path, TERM_WAIT_MS)) {
 			msb_disposal_failure_set(failure, MSB_DISPOSAL_TIMEOUT,
 						 "backend qemu: sandbox %s: its relay %ld survived "
 						 "SIGKILL", box->name, (long)pid);
-			ok = false;
+			failed = true;
 		}
 	}
 	free(path);
-	return ok;
+	return failed;
 }
 
 static bool qemu_stop(void *p, const msb_driver_box *box, msb_disposal_failure *failure)

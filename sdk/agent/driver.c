@@ -216,7 +216,7 @@ static msb_errc driver_identity_write(const driver_paths *p, const char *identit
 
 /*
  * A dead sandbox of the key with entries left in its work dir: SandboxUnclean, naming how
- * many and the first. An empty one is replaced (an agent that died with nothing to hide),
+ * many and the first in name order (the same whatever order the directory lists). An empty one is replaced (an agent that died with nothing to hide),
  * and the host's log hears of it.
  */
 static msb_errc driver_refuse_unclean(msb_backend_instance *inst, driver_paths *p, msb_error *err)
@@ -227,7 +227,7 @@ static msb_errc driver_refuse_unclean(msb_backend_instance *inst, driver_paths *
 	for (struct dirent *e; d && (e = readdir(d));) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (!n++)
+		if (!n++ || strcmp(e->d_name, first) < 0)
 			snprintf(first, sizeof first, "%s", e->d_name);
 	}
 	if (d)
@@ -437,11 +437,13 @@ bool driver_teardown(msb_backend_instance *inst, driver_paths *p, msb_disposal_f
 		msb_agent_client_close(client);
 	}
 	p->box.spec = NULL;
-	if (!inst->boundary.stop(inst->boundary.ctx, &p->box, &f)) {
+	/* true is failed (msb/driver.h), and so is a failure filled whatever the return. */
+	if (inst->boundary.stop(inst->boundary.ctx, &p->box, &f) || f.detail) {
 		left = true;
 		if (!f.detail)
 			msb_disposal_failure_set(&f, MSB_DISPOSAL_UNKNOWN,
-						 "backend %s: sandbox %s: its boundary did not stop",
+						 "backend %s: sandbox %s: its boundary's stop reported "
+						 "a failure without saying what it left",
 						 inst->boundary.name, p->name);
 		msb_disposal_failure_fold(failure, &f);
 	}

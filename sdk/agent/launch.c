@@ -32,9 +32,31 @@ typedef struct launch_report {
 typedef struct launch_args {
 	const msb_launch *l;
 	const char *socket_path;
+	const char *exec_path, *uid_map, *gid_map; /* the appended fields, NULL when not covered */
 	int watch, rep, log, listen_fd;
 	char *agent_stack;
 } launch_args;
+
+/* Async-signal-safe: `text` written whole to `path` (a /proc/self map). */
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(text);
+	ssize_t w = write(fd, text, n);
+	close(fd);
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+/* Unprivileged: a user namespace that maps msb's uid to root, so it may own the rest. */
+static int enter_user_namespace(const char *uid_map, const char *gid_map)
+{
+	if (unshare(CLONE_NEWUSER) < 0 || write_file("/proc/self/uid_map", uid_map) < 0)
+		return -1;
+	write_file("/proc/self/setgroups", "deny\n"); /* absent on old kernels */
+	return write_file("/proc/self/gid_map", gid_map ? gid_map : uid_map);
+}
 
 /* Async-signal-safe: one record on the report pipe. */
 static void report(int fd, const char *stage, int errnum, pid_t agent)
@@ -89,15 +111,19 @@ static int agent_child(void *arg)
 	if ((unsigned)rep > first)
 		close_range(first, (unsigned)rep - 1, 0);
 	close_range((unsigned)rep + 1, ~0u, 0);
-	execv(a->l->argv[0], a->l->argv);
+	execv(a->exec_path ? a->exec_path : a->l->argv[0], a->l->argv);
 	report(rep, "exec of the agent", errno, 0);
 	_exit(127);
 }
 
-/* The intermediate: a session and namespaces of its own, the agent started, then gone. */
+/*
+ * The intermediate: a session and namespaces of its own, the agent started, then gone.
+ * What the agent's child reads is copied onto this child's own stack: a child that borrows
+ * the host's memory only reads the host's data (msb/spawn.h).
+ */
 static int launch_child(void *arg)
 {
-	launch_args *a = arg;
+	launch_args own = *(const launch_args *)arg, *a = &own;
 	const msb_launch *l = a->l;
 	if (setsid() < 0) {
 		report(a->rep, "setsid", errno, 0);
@@ -107,6 +133,10 @@ static int launch_child(void *arg)
 	a->listen_fd = msb_unix_listen_owner_only(a->socket_path);
 	if (a->listen_fd < 0) {
 		report(a->rep, "the agent's socket", errno, 0);
+		_exit(1);
+	}
+	if (a->uid_map && enter_user_namespace(a->uid_map, a->gid_map) < 0) {
+		report(a->rep, "the user namespace", errno, 0);
 		_exit(1);
 	}
 	if (l->netns_fd >= 0 && setns(l->netns_fd, CLONE_NEWNET) < 0) {
@@ -156,8 +186,11 @@ static msb_errc greet(const msb_driver_box *box, int watch, const char *log_path
 
 msb_errc msb_launch_agent(const msb_driver_box *box, const msb_launch *l, msb_error *err)
 {
-	if (!l || l->struct_size < sizeof(msb_launch) || !l->argv || !l->argv[0])
+	if (!l || l->struct_size < offsetof(msb_launch, exec_path) || !l->argv || !l->argv[0])
 		return msb_error_set(err, MSB_E_VALUE, "msb_launch_agent: no launch, or no argv");
+	/* Appended fields, read only where the caller's struct_size covers them. */
+	bool appended = l->struct_size >= offsetof(msb_launch, gid_map) + sizeof l->gid_map;
+	const char *uid_map = appended ? l->uid_map : NULL;
 	char *log_path = l->log_path ? strdup(l->log_path) : msb_driver_path(box->dir, "agent.log");
 	if (!log_path)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
@@ -173,10 +206,13 @@ msb_errc msb_launch_agent(const msb_driver_box *box, const msb_launch *l, msb_er
 		free(log_path);
 		return rc;
 	}
-	/* As root both children share the host's memory until they exec (msb/spawn.h). */
-	char *stacks = geteuid() == 0 ? malloc(2 * MSB_SPAWN_STACK_MIN) : NULL;
+	/* As root both children share the host's memory until they exec (msb/spawn.h); not
+	 * where they unshare a user namespace, which a task sharing memory may not. */
+	char *stacks = geteuid() == 0 && !uid_map ? malloc(2 * MSB_SPAWN_STACK_MIN) : NULL;
 	launch_args a = { .l = l, .socket_path = box->socket_path, .watch = watch[1], .rep = rep[1],
 			  .log = log, .listen_fd = -1,
+			  .exec_path = appended ? l->exec_path : NULL, .uid_map = uid_map,
+			  .gid_map = appended ? l->gid_map : NULL,
 			  .agent_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL };
 	pid_t mid = msb_spawn_shared(launch_child, &a, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);
 	int spawn_errno = errno;

@@ -84,3 +84,11 @@ TESTS += tests/agent/test_launch
 tests_agent_test_launch_SOURCES = tests/agent/test_launch.c
 tests_agent_test_launch_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_agent_test_launch_LDADD = $(AGENT_TEST_LDADD)
+
+# One polarity for "failed": a boundary's stop returns true when it failed, as dispose does.
+check_PROGRAMS += tests/agent/test_driver_stop
+TESTS += tests/agent/test_driver_stop
+tests_agent_test_driver_stop_SOURCES = tests/agent/test_driver_stop.c
+tests_agent_test_driver_stop_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_agent_test_driver_stop_LDADD = $(AGENT_TEST_LDADD)
+tests_agent_test_driver_stop_DEPENDENCIES = $(AGENT_TEST_DEPS)

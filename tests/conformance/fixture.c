@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <msb/backend.h>
+#include <msb/cgroup.h>
 #include <msb/confine.h>
 
 #define DEFECT_NONE 0
@@ -58,6 +59,14 @@
 #define DEFECT_CLEAR_TRUNCATION 21 /* output capped, truncation flags cleared */
 #define DEFECT_WRITE_FOLLOWS_LINK 22 /* write_file opens the naive way, following a link */
 #define DEFECT_BUFFERED_STREAM 23 /* has exec_stream, but delivers everything at the end */
+/*
+ * Declares rung container, and its commands keep every capability: they are started with
+ * no agent, so nothing empties their bounding set (what msb-agent's harden.c does for
+ * every driver backend — which is why no container fixture can make rung/no-capabilities
+ * fail). As root only; its commands run in a cgroup of their own (pids, memory), so the
+ * rung suite's limit probes hold instead of loading the host.
+ */
+#define DEFECT_KEEP_CAPS 24
 
 /* The two allowlist defects are the only builds that declare allowlist at all: an honest
  * allowlist needs a proxy this fixture does not have. */
@@ -81,6 +90,7 @@ struct msb_backend_instance {
 	bool netns;               /* whether a child can have a network namespace of its own */
 	msb_declarations decl;
 	pthread_mutex_t lock;
+	msb_cgroup *cg;           /* DEFECT_KEEP_CAPS: where its commands run */
 };
 
 struct msb_sandbox_handle {
@@ -225,6 +235,18 @@ static msb_errc fx_init(const msb_node *config, const msb_host *host, msb_backen
 		snprintf(self->root, sizeof(self->root), "%s", real);
 	pthread_mutex_init(&self->lock, NULL);
 	self->netns = probe_netns();
+	if (FIXTURE_DEFECT == DEFECT_KEEP_CAPS) {
+		msb_cgroup_limits lim = { .memory_bytes = 512 * MSB_MIB, .pids = 256 };
+		char parent[64];
+		snprintf(parent, sizeof parent, "msb-conf-keep-caps-%ld", (long)getpid());
+		rc = geteuid() == 0 ? msb_cgroup_create(parent, "commands", &lim, &self->cg, err)
+				    : msb_error_set(err, MSB_E_CONFIG, FIXTURE_NAME ": needs root");
+		if (rc != MSB_OK) {
+			rmdir(self->root);
+			free(self);
+			return rc;
+		}
+	}
 	/* Static: the loader reads these after init returns. */
 	static const char *const closed[] = { "closed", NULL }, *const none[] = { NULL };
 	static const char *const both[] = { "closed", "allowlist", NULL };
@@ -247,6 +269,19 @@ static void fx_fini(msb_backend_instance *self)
 	}
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
+	if (self->cg) {
+		/* Its cgroup, then the parent this process made for it (one per hierarchy). */
+		size_t n = msb_cgroup_count(self->cg);
+		char parents[8][PATH_MAX];
+		for (size_t i = 0; i < n && i < 8; i++) {
+			snprintf(parents[i], sizeof parents[i], "%s", msb_cgroup_dir(self->cg, i));
+			*strrchr(parents[i], '/') = '\0';
+		}
+		msb_cgroup_destroy(self->cg, 5, NULL);
+		msb_cgroup_free(self->cg);
+		for (size_t i = 0; i < n && i < 8; i++)
+			rmdir(parents[i]);
+	}
 	pthread_mutex_destroy(&self->lock);
 	free(self);
 }
@@ -477,6 +512,8 @@ static msb_errc run_argv(msb_sandbox_handle *h, const char *const *argv, const c
 	bool closed = h->own_netns;
 	pid_t pid = fork();
 	if (pid == 0) {
+		if (h->self->cg && msb_cgroup_join_self(h->self->cg) != 0)
+			_exit(126);
 		setsid();
 		dup2(pin[0], 0);
 		dup2(pout[1], 1);
@@ -782,7 +819,7 @@ static msb_errc fx_exec_stream(msb_sandbox_handle *h, const msb_exec_request *re
 
 MSB_BACKEND_DEFINE(
 	.name = FIXTURE_NAME,
-	.isolation = "none",
+	.isolation = FIXTURE_DEFECT == DEFECT_KEEP_CAPS ? "container" : "none",
 	.declarations = FIXTURE_DECLARATIONS,
 	.init = fx_init,
 	.fini = fx_fini,

@@ -131,7 +131,7 @@ static msb_errc fx_start(void *ctx, const msb_driver_box *box, msb_error *err)
 static bool fx_stop(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure)
 {
 	(void)ctx, (void)box, (void)failure;
-	return true; /* the agent is its pid namespace's init: its death ends everything */
+	return false; /* not failed: the agent is its pid namespace's init, its death ends everything */
 }
 
 static msb_errc fx_init(const msb_node *config, const msb_host *host,
@@ -166,8 +166,11 @@ static bool fx_dispose(msb_backend_instance *self, const msb_key *key, msb_dispo
 		snprintf(pid_path, sizeof pid_path, "%s/agent.pid", dir);
 		box.pid_path = pid_path;
 		pid_t pid = msb_driver_read_live_pid(&box);
-		if (pid > 0)
-			kill(pid, SIGKILL);
+		/* Gone before the lie is told: the kit's next acquire meets a dead sandbox, not a
+		 * dying one (whose socket refuses a connection), so each run finds the same. */
+		if (pid > 0 && kill(pid, SIGKILL) == 0)
+			for (int i = 0; i < 5000 && msb_driver_pid_running(pid); i++)
+				usleep(1000);
 		if (CONTAINER_DEFECT == GUEST_DISPOSE && fork() == 0) {
 			if (setresuid(GUEST_ID, GUEST_ID, GUEST_ID) == 0) {
 				char work[4300];

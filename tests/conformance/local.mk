@@ -10,7 +10,21 @@ check_LTLIBRARIES += tests/conformance/conf_good.la tests/conformance/conf_minim
 	tests/conformance/conf_allowlist_open.la tests/conformance/conf_allowlist_shut.la \
 	tests/conformance/conf_scope_miscount.la tests/conformance/conf_shallow_dispose.la \
 	tests/conformance/conf_crash.la tests/conformance/conf_hang.la tests/conformance/conf_racy_acquire.la \
-	tests/conformance/conf_exit.la tests/conformance/conf_buffered_stream.la
+	tests/conformance/conf_exit.la tests/conformance/conf_buffered_stream.la \
+	tests/conformance/conf_abi27.la tests/conformance/conf_keep_caps.la
+
+tests_conformance_conf_keep_caps_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_keep_caps_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_KEEP_CAPS -DFIXTURE_NAME=\"conf_keep_caps\"
+tests_conformance_conf_keep_caps_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_keep_caps_la_LIBADD = $(CONF_FIXTURE_LIBADD)
+
+# The honest fixture built against ABI 27's first header (tests/fixtures/abi27_backend.h): an
+# older plugin, its descriptor ending before the appended operations, under today's kit.
+tests_conformance_conf_abi27_la_SOURCES = tests/conformance/fixture.c
+tests_conformance_conf_abi27_la_CPPFLAGS = $(AM_CPPFLAGS) -include $(top_srcdir)/tests/fixtures/abi27_backend.h \
+	-DFIXTURE_DEFECT=DEFECT_NONE -DFIXTURE_NAME=\"conf_abi27\"
+tests_conformance_conf_abi27_la_LDFLAGS = $(CONF_FIXTURE_LDFLAGS)
+tests_conformance_conf_abi27_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
 tests_conformance_conf_buffered_stream_la_SOURCES = tests/conformance/fixture.c
 tests_conformance_conf_buffered_stream_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DEFECT=DEFECT_BUFFERED_STREAM -DFIXTURE_NAME=\"conf_buffered_stream\"
@@ -118,7 +132,8 @@ tests_conformance_conf_racy_acquire_la_LIBADD = $(CONF_FIXTURE_LIBADD)
 
 check_PROGRAMS += tests/conformance/test_conformance
 TESTS += tests/conformance/test_conformance
-tests_conformance_test_conformance_SOURCES = tests/conformance/test_conformance.c
+tests_conformance_test_conformance_SOURCES = tests/conformance/test_conformance.c \
+	tests/conformance/finding_text.h
 tests_conformance_test_conformance_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_conformance_test_conformance_LDADD = core/conformance/libmsb-conformance.la core/libmsb.la \
 	sdk/libmsb-sdk.la $(CMOCKA_LIBS)

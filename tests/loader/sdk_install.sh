@@ -3,7 +3,10 @@
 #
 # Installs this build into a temporary DESTDIR, builds a small plugin there with nothing but
 # `pkg-config --cflags --libs msb`, builds a small host program with `pkg-config msb-host`,
-# and has the host load the plugin through libmsb. Everything is removed on exit, pass or fail.
+# and has the host load the plugin through libmsb. Then the guide's examples as installed
+# (doc/examples: shelf.c, and crate.c, the container backend the guide promises in under 150
+# lines) are built the same way and loaded too; walkthrough.sh runs the kit on that source.
+# Everything is removed on exit, pass or fail.
 set -eu
 
 : "${MSB_TOP_BUILDDIR:?run me from make check}"
@@ -46,7 +49,8 @@ mkdir "$tmp/build"
 		--prefix="$prefix" --libdir="$libdir" \
 		--enable-sanitizers="${sanitizers:-no}" &&
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 install-libLTLIBRARIES \
-		install-msbincludeHEADERS install-nodist_pkgconfigDATA DESTDIR="$tmp/dest"
+		install-msbincludeHEADERS install-nodist_pkgconfigDATA \
+		install-dist_examplesDATA DESTDIR="$tmp/dest"
 ) >"$tmp/install.log" 2>&1 || {
 	cat "$tmp/install.log"
 	echo "FAIL: a private build and install of the SDK into $tmp/dest failed"
@@ -166,3 +170,19 @@ echo "$out"
 	exit 1
 }
 echo "PASS: a plugin built against the installed SDK loads"
+
+# The guide's examples, from where the install put them, against the installed SDK alone.
+examples="$tmp/dest$prefix/share/doc/msb/examples"
+for ex in shelf crate; do
+	[ -f "$examples/$ex.c" ] || { echo "FAIL: $examples/$ex.c was not installed"; exit 1; }
+	# shellcheck disable=SC2046
+	$cc $san -std=c17 -Wall -Wextra -Werror -shared -fPIC -o "$tmp/$ex.so" "$examples/$ex.c" \
+		$(pkg-config --cflags --libs msb) || { echo "FAIL: the installed $ex.c does not build"; exit 1; }
+	out=$(LD_LIBRARY_PATH="$tmp/dest$libdir" "$tmp/host" "$tmp/$ex.so") ||
+		{ echo "FAIL: the installed $ex.c built but did not load: $out"; exit 1; }
+	echo "$out"
+done
+lines=$(wc -l <"$examples/crate.c")
+[ "$lines" -lt 150 ] || { echo "FAIL: the installed crate.c is $lines lines, the guide promises under 150"; exit 1; }
+case $out in "crate container "*) ;; *) echo "FAIL: crate.c loaded as $out"; exit 1 ;; esac
+echo "PASS: the guide's examples (crate.c, $lines lines) build out of tree from the installed SDK and load"

@@ -120,8 +120,12 @@ typedef struct msb_boundary {
 	 * Tear everything down: the agent, every process it started, mounts, cgroups. The
 	 * driver has already asked the agent to SHUTDOWN (when it answered, and unless
 	 * pid_ends_all) and afterwards SIGKILLs the recorded pid, waits for it to be gone and
-	 * removes the directory; stop is for what only the boundary knows about. Report a failure the driver cannot see in
-	 * `failure` and return false; true when nothing was left behind that it knows of.
+	 * removes the directory; stop is for what only the boundary knows about.
+	 * Returns true when it FAILED — the polarity of the backend's dispose (msb/backend.h)
+	 * and of every disposal step in the SDK: true, with `failure` saying what was left
+	 * behind and why; false when nothing was left that it knows of. A `failure` filled is a
+	 * failure whatever the return (so a stop written to the other polarity still reports
+	 * what it filled), and the driver then keeps the sandbox's directory for a retry.
 	 */
 	bool (*stop)(void *ctx, const msb_driver_box *box, msb_disposal_failure *failure);
 	/* Optional: whether the boundary is alive beyond its pid (NULL: the pid alone). */

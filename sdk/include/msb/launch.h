@@ -63,9 +63,27 @@ typedef struct msb_launch {
 	 */
 	const int *keep_fds;
 	size_t n_keep_fds;
+	/*
+	 * Appended (issue 19, the process backend on this launch); read only when struct_size
+	 * covers them.
+	 *
+	 * exec_path: what is exec'd, argv[0] staying the agent's name (NULL: argv[0]). For an
+	 * agent whose path `prepare` hides (a program under /tmp or the state directory): open
+	 * it O_PATH before the call, hand it as keep_fds[0] (it becomes fd 5) and exec
+	 * "/proc/self/fd/5" — a /proc of the agent's own, mounted by `prepare`, resolves it,
+	 * and the fd stays open across the exec, so an interpreter reads a script by that path.
+	 *
+	 * uid_map, gid_map: non-NULL for msb running unprivileged: the intermediate first
+	 * unshares a user namespace and writes them ("0 <uid> 1\n"; "deny" to setgroups), so
+	 * that it may own the namespaces it makes next. Both children are then plain forks
+	 * (a task sharing memory cannot unshare a user namespace).
+	 */
+	const char *exec_path;
+	const char *uid_map, *gid_map;
 } msb_launch;
 
-#define MSB_LAUNCH_INIT { (uint32_t)sizeof(msb_launch), NULL, 0, -1, NULL, NULL, NULL, NULL, 0 }
+#define MSB_LAUNCH_INIT                                                                   \
+	{ (uint32_t)sizeof(msb_launch), NULL, 0, -1, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL }
 
 /*
  * Start the agent for `box` as `launch` says, record its pid (msb_driver_write_pid) and
