@@ -43,6 +43,7 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/reap.c \
 	sdk/agent/statx_fix.c \
 	sdk/agent/egress_forward.c \
+	sdk/agent/egress_relay.c \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \

@@ -6,6 +6,7 @@
 #ifndef MSB_AGENT_INTERNAL_H
 #define MSB_AGENT_INTERNAL_H
 
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -139,8 +140,19 @@ int agent_harden_finish(char *why, size_t cap);
  * Start the egress forwarder (egress_forward.c): bind its loopback listeners now, then loop
  * in a child that calls drop(drop_arg) first. -1 when a listener cannot be bound.
  */
-int agent_egress_start(const char *socket_path, char **names, size_t n_names,
+int agent_egress_start(const char *socket_path, bool relay, char **names, size_t n_names,
 		       const unsigned *ports, size_t n_ports, void (*drop)(const void *),
 		       const void *drop_arg);
+
+/*
+ * The forwarder's byte relay (egress_relay.c, `relay` above): a guest connection and its
+ * own unix connection to the host proxy, bytes copied both ways. fill writes 2 pollfds per
+ * slot (FWD_RELAY_MAX slots, unused ones -1); add is false when every slot is taken.
+ */
+#define FWD_RELAY_MAX 256
+void fwd_relay_init(void);
+bool fwd_relay_add(int guest, int host);
+void fwd_relay_fill(struct pollfd *fds);
+void fwd_relay_run(const struct pollfd *fds);
 
 #endif

@@ -1,6 +1,6 @@
 #!/bin/sh
 # conformance.sh — the conformance kit's egress suite, allowlist half included, against the
-# real process and bwrap backends: the kit stands its link-local peers up at the addresses
+# real process, bwrap and gvisor backends: the kit stands its link-local peers up at the addresses
 # this node's test map gives its names (a /29 and a loopback address derived from the pid,
 # so concurrent runs do not meet), and every case must pass. Needs root (the kit's network
 # namespace); skips otherwise.
@@ -19,7 +19,7 @@ trap 'rm -rf "$dir"' EXIT
 a=$(( 1 + $$ % 200 )); [ "$a" = 169 ] && a=170
 b=$(( 8 * ( ($$ / 200) % 30 ) ))
 status=0
-for backend in process bwrap; do
+for backend in ${MSB_EGRESS_CONFORMANCE_BACKENDS:-process bwrap gvisor}; do
 	plugin=$top_builddir/plugins/$backend/.libs/$backend.so
 	cat > "$dir/$backend.yaml" <<YAML
 state_dir: $dir/state-$backend

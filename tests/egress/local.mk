@@ -28,3 +28,13 @@ TESTS += tests/egress/conformance.sh
 EXTRA_DIST += tests/egress/conformance.sh
 TESTS += tests/egress/cli_verbose.sh
 EXTRA_DIST += tests/egress/cli_verbose.sh
+
+# gVisor: the forwarder relays bytes over its unix connections (a Sentry socket is no host
+# descriptor), the proxy's directory bound in with --host-uds=all.
+check_PROGRAMS += tests/egress/test_egress_gvisor
+TESTS += tests/egress/test_egress_gvisor
+tests_egress_test_egress_gvisor_SOURCES = tests/egress/test_egress_backend.c tests/egress/egress_peer.h
+tests_egress_test_egress_gvisor_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"gvisor"' -DEGRESS_HOSTS_FILE
+tests_egress_test_egress_gvisor_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
+tests_egress_test_egress_gvisor_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
+	plugins/gvisor/gvisor.la sdk/agent/msb-agent
