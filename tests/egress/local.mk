@@ -38,3 +38,10 @@ tests_egress_test_egress_gvisor_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DE
 tests_egress_test_egress_gvisor_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_egress_test_egress_gvisor_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	plugins/gvisor/gvisor.la sdk/agent/msb-agent
+
+# The proxy alone: a slow name's resolution stalls no other connection (loopback, no root).
+check_PROGRAMS += tests/egress/test_egress_resolver
+TESTS += tests/egress/test_egress_resolver
+tests_egress_test_egress_resolver_SOURCES = tests/egress/test_egress_resolver.c
+tests_egress_test_egress_resolver_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_egress_test_egress_resolver_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
