@@ -63,13 +63,23 @@ static void ctx_free(void *p)
 static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, msb_error *err)
 {
 	char **argv = NULL;
+	/* Under `egress: allowlist` the forwarder's way out is the egress port, by its name,
+	 * multiplexed (qemu_egress.c); the guest's init makes agent 0's the one forwarder. */
+	msb_driver_box guest_view = *box;
+	if (box->egress_socket)
+		guest_view.egress_socket = QEMU_EGRESS_PORT;
+	static const char *const mux[] = { "--egress-transport", "mux", NULL };
+	const char *const *extra = box->egress_socket ? mux : mux + 2;
 	/* The guest's init gives each agent its own port: ".0", ".1", … appended to this path. */
-	msb_errc rc = msb_driver_agent_argv(box, "--device", "/dev/virtio-ports/" MSB_QEMU_PORT_NAME,
+	msb_errc rc = msb_driver_agent_argv(&guest_view, "--device",
+					    "/dev/virtio-ports/" MSB_QEMU_PORT_NAME,
 					    box->spec->work_dir, NULL, -1, &argv, err);
 	if (rc != MSB_OK)
 		return rc;
 	size_t n = strlen("/msb/agent") + 1;
 	for (char **a = argv + 1; *a; a++)
+		n += strlen(*a) + 1;
+	for (const char *const *a = extra; *a; a++)
 		n += strlen(*a) + 1;
 	char *b = malloc(n);
 	if (!b) {
@@ -80,6 +90,10 @@ static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, 
 	memcpy(b, "/msb/agent", strlen("/msb/agent") + 1);
 	at = strlen("/msb/agent") + 1;
 	for (char **a = argv + 1; *a; a++) {
+		memcpy(b + at, *a, strlen(*a) + 1);
+		at += strlen(*a) + 1;
+	}
+	for (const char *const *a = extra; *a; a++) {
 		memcpy(b + at, *a, strlen(*a) + 1);
 		at += strlen(*a) + 1;
 	}
@@ -115,11 +129,16 @@ static msb_errc launch(const qemu_ctx *ctx, const msb_driver_box *box, const cha
 	char **base = qemu_launch_argv(ctx, accel, box->dir, initrd, NULL, true);
 	/* A store image's disk goes after everything else QEMU is told. */
 	char **argv = base && block ? qemu_image_argv(base, block) : base;
+	/* Under `egress: allowlist`, the egress port's own device (qemu_egress.c). */
+	qemu_egress_args ea;
+	char **full = argv && box->egress_socket ? qemu_egress_argv(argv, box->dir, &ea) : argv;
 	char *err_path = msb_driver_path(box->dir, "qemu.err");
-	msb_errc rc = argv && err_path ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	msb_errc rc = full && err_path ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	int status = 0;
 	if (rc == MSB_OK)
-		rc = qemu_launch_run(argv, err_path, &status, err);
+		rc = qemu_launch_run(full, err_path, &status, err);
+	if (full != argv)
+		free(full);
 	if (rc == MSB_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		char tail[600];
 		msb_driver_file_tail(err_path, tail, sizeof tail);
@@ -260,6 +279,8 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	if (initrd)
 		unlink(initrd);
 	free(initrd);
+	if (rc == MSB_OK && box->egress_socket)
+		rc = qemu_egress_start(ctx, box, err);
 	if (rc == MSB_OK)
 		rc = start_relay(ctx, box, err);
 	return rc;
@@ -301,7 +322,8 @@ static bool qemu_stop(void *p, const msb_driver_box *box, msb_disposal_failure *
 		kill(pid, SIGTERM);
 		qemu_recorded_gone_within(box, box->pid_path, TERM_WAIT_MS);
 	}
-	return stop_relay(box, failure);
+	bool egress_gone = qemu_egress_stop(box, failure);
+	return stop_relay(box, failure) && egress_gone;
 }
 
 static bool qemu_alive(void *p, const msb_driver_box *box)
@@ -414,9 +436,11 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.identity = qemu_identity;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
+	/* No network device; the proxy is reached over the egress port alone (qemu_egress.c). */
+	b.egress = true;
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);
 }
 
 MSB_BACKEND_DEFINE(.name = "qemu", .isolation = "microvm",
-		   .declarations = MSB_DRIVER_DECLARATIONS,
+		   .declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 		   .init = qemu_init, MSB_DRIVER_OPERATIONS);

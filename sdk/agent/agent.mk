@@ -44,6 +44,8 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/statx_fix.c \
 	sdk/agent/egress_forward.c \
 	sdk/agent/egress_relay.c \
+	sdk/agent/egress_mux.h \
+	sdk/agent/egress_mux.c \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \

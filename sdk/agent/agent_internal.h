@@ -140,9 +140,18 @@ int agent_harden_finish(char *why, size_t cap);
  * Start the egress forwarder (egress_forward.c): bind its loopback listeners now, then loop
  * in a child that calls drop(drop_arg) first. -1 when a listener cannot be bound.
  */
-int agent_egress_start(const char *socket_path, bool relay, char **names, size_t n_names,
-		       const unsigned *ports, size_t n_ports, void (*drop)(const void *),
-		       const void *drop_arg);
+/* How the forwarder reaches the host (--egress-transport). */
+typedef enum agent_egress_transport {
+	AGENT_EGRESS_FD,     /* the guest's socket passed as SCM_RIGHTS (the default) */
+	AGENT_EGRESS_RELAY,  /* bytes relayed over a unix connection each (egress_relay.c) */
+	AGENT_EGRESS_MUX,    /* every connection over one stream device (egress_mux.h): the
+				socket "path" is a virtio-serial port's name */
+	AGENT_EGRESS_SHARED, /* another agent of this guest runs the forwarder: none here */
+} agent_egress_transport;
+
+int agent_egress_start(const char *socket_path, agent_egress_transport transport, char **names,
+		       size_t n_names, const unsigned *ports, size_t n_ports,
+		       void (*drop)(const void *), const void *drop_arg);
 
 /*
  * The forwarder's byte relay (egress_relay.c, `relay` above): a guest connection and its
