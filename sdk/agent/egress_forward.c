@@ -190,6 +190,25 @@ static void mux_loop(const char *port_name, fwd_listener *ls, size_t n)
 	}
 }
 
+/*
+ * A microVM's /etc/hosts: every allowed name at its loopback address (as the driver's hosts
+ * file says elsewhere), so tools that honour no proxy variable reach them too. The guest's
+ * root is its own (an initramfs, an image under an overlay): nothing of the host's changes.
+ */
+static void write_hosts(char **names, size_t n_names)
+{
+	FILE *f = fopen("/etc/hosts", "we");
+	if (!f)
+		return;
+	fputs("127.0.0.1\tlocalhost\n::1\tlocalhost\n", f);
+	for (size_t i = 0; i < n_names; i++) {
+		char addr[16];
+		msb_egress_guest_address(i, addr);
+		fprintf(f, "%s\t%s\n", addr, names[i]);
+	}
+	fclose(f);
+}
+
 /* A microVM's loopback is down until someone brings it up: the listeners need it. */
 static void loopback_up(void)
 {
@@ -241,8 +260,10 @@ int agent_egress_start(const char *socket_path, agent_egress_transport transport
 		       size_t n_names, const unsigned *ports, size_t n_ports,
 		       void (*drop)(const void *), const void *drop_arg)
 {
-	if (transport == AGENT_EGRESS_MUX)
+	if (transport == AGENT_EGRESS_MUX) {
 		loopback_up();
+		write_hosts(names, n_names);
+	}
 	size_t n = n_names * n_ports + 1, k = 0;
 	fwd_listener *ls = calloc(n, sizeof *ls);
 	if (!ls)

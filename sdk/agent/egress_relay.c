@@ -22,7 +22,9 @@
 
 #include "agent_internal.h"
 
-#define FWD_BUF (128 * 1024)
+/* Each copy through gVisor's Sentry costs a trip of its own: 128 KiB buffers relayed 107 MB/s
+ * here, 512 KiB ones more (doc/performance.md). Allocated per connection as it opens. */
+#define FWD_BUF (512 * 1024)
 
 typedef struct fwd_pair {
 	int fd[2];          /* 0 the guest's TCP connection, 1 the unix one to the host */

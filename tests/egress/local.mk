@@ -52,7 +52,7 @@ tests_egress_test_egress_resolver_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMO
 check_PROGRAMS += tests/egress/test_egress_qemu
 TESTS += tests/egress/test_egress_qemu
 tests_egress_test_egress_qemu_SOURCES = tests/egress/test_egress_backend.c tests/egress/egress_peer.h
-tests_egress_test_egress_qemu_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"qemu"' -DEGRESS_QEMU
+tests_egress_test_egress_qemu_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGRESS_BACKEND='"qemu"' -DEGRESS_QEMU -DEGRESS_HOSTS_FILE
 tests_egress_test_egress_qemu_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_egress_test_egress_qemu_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	plugins/qemu/qemu.la sdk/agent/msb-agent plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay
