@@ -315,9 +315,11 @@ void eg_mux_fill(eg_mux *m, struct pollfd *fds)
 	for (size_t i = 0; i < EG_MUX_MAX; i++) {
 		const mux_conn *c = &m->c[i];
 		short ev = 0;
-		if (c->used && !c->rd_eof && !c->need_open && c->unacked < EG_MUX_WINDOW)
+		/* One waiting to send its CLOSE waits for the stream, never for its socket. */
+		bool live = c->used && !c->need_close;
+		if (live && !c->rd_eof && !c->need_open && c->unacked < EG_MUX_WINDOW)
 			ev |= POLLIN;
-		if (c->used && c->in_off < c->in_len)
+		if (live && c->in_off < c->in_len)
 			ev |= POLLOUT;
 		/* A connection waiting on nothing of its socket's must not wake the loop on
 		 * its POLLHUP over and over. */

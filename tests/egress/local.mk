@@ -56,3 +56,10 @@ tests_egress_test_egress_qemu_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS) -DEGR
 tests_egress_test_egress_qemu_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS) $(PTHREAD_LIBS)
 tests_egress_test_egress_qemu_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
 	plugins/qemu/qemu.la sdk/agent/msb-agent plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay
+
+# The mux a microVM's egress port carries (sdk/agent/egress_mux.c), both ends in one process.
+check_PROGRAMS += tests/egress/test_egress_mux
+TESTS += tests/egress/test_egress_mux
+tests_egress_test_egress_mux_SOURCES = tests/egress/test_egress_mux.c sdk/agent/egress_mux.c
+tests_egress_test_egress_mux_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
+tests_egress_test_egress_mux_LDADD = $(CMOCKA_LIBS)
