@@ -127,7 +127,9 @@ static bool pump(fwd_pair *p, int s, short rev)
 		if (p->off[s] == p->len[s])
 			p->off[s] = p->len[s] = 0;
 	}
-	if (p->eof[s] && p->len[s] == 0)
+	/* Not for a host that ended without a word: that is a refusal, the guest gets a
+	 * reset (fwd_relay_run), never a FIN that might reach it first. */
+	if (p->eof[s] && p->len[s] == 0 && (s == 0 || p->host_spoke))
 		shutdown(to, SHUT_WR);
 	return true;
 }
