@@ -46,6 +46,7 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/egress_relay.c \
 	sdk/agent/egress_mux.h \
 	sdk/agent/egress_mux.c \
+	sdk/agent/egress_vm.c \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <msb/agent.h>
@@ -152,6 +153,19 @@ typedef enum agent_egress_transport {
 int agent_egress_start(const char *socket_path, agent_egress_transport transport, char **names,
 		       size_t n_names, const unsigned *ports, size_t n_ports,
 		       void (*drop)(const void *), const void *drop_arg);
+
+/* One of the forwarder's listeners: which hello a connection it accepts gets. */
+typedef struct fwd_listener {
+	int fd;
+	uint16_t kind, port;
+	uint32_t index;
+} fwd_listener;
+/* Reset and close a guest connection the forwarder cannot carry (egress_forward.c). */
+void fwd_refuse(int guest);
+/* The mux transport (egress_vm.c): bring up loopback and write /etc/hosts (as root, before
+ * the listeners bind), then the forwarder's loop over the port named `port_name`. */
+void fwd_vm_prepare(char **names, size_t n_names);
+void fwd_mux_loop(const char *port_name, fwd_listener *ls, size_t n) __attribute__((noreturn));
 
 /*
  * The forwarder's byte relay (egress_relay.c, `relay` above): a guest connection and its

@@ -17,33 +17,22 @@
  * connection over one virtio-serial port whose name --egress-socket gives (a microVM,
  * egress_mux.h; the host's end opens the proxy connections).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <arpa/inet.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
 #include <msb/egress.h>
 
 #include "agent_internal.h"
-#include "egress_mux.h"
-
-typedef struct fwd_listener {
-	int fd;
-	uint16_t kind, port;
-	uint32_t index;
-} fwd_listener;
 
 static int listen_tcp(const char *address, unsigned port)
 {
@@ -64,7 +53,7 @@ static int listen_tcp(const char *address, unsigned port)
 	return fd;
 }
 
-/* A connection to the host's socket that carries `l`'s hello; -1 when there is none. */
+/* A connection to the host proxy's socket; -1 when there is none. */
 static int host_connect(const char *socket_path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -77,8 +66,7 @@ static int host_connect(const char *socket_path)
 	return u;
 }
 
-/* No host proxy (the host process has gone), or no room: refuse, never leave it hanging. */
-static void refuse(int guest)
+void fwd_refuse(int guest)
 {
 	struct linger lg = { 1, 0 };
 	setsockopt(guest, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
@@ -104,7 +92,7 @@ static void hand_over(const char *socket_path, const fwd_listener *l, int guest)
 	if (u >= 0)
 		close(u);
 	if (!sent)
-		refuse(guest);
+		fwd_refuse(guest);
 	else
 		close(guest);
 }
@@ -118,110 +106,8 @@ static void relay_over(const char *socket_path, const fwd_listener *l, int guest
 	    !fwd_relay_add(guest, u)) {
 		if (u >= 0)
 			close(u);
-		refuse(guest);
+		fwd_refuse(guest);
 	}
-}
-
-/* The virtio-serial port named `name`, opened non-blocking; -1 while it is not there. */
-static int open_port(const char *name)
-{
-	DIR *d = opendir("/sys/class/virtio-ports");
-	int fd = -1;
-	struct dirent *e;
-	while (d && fd < 0 && (e = readdir(d))) {
-		char path[300], got[128] = "";
-		if (e->d_name[0] == '.' || strlen(e->d_name) > 40)
-			continue;
-		snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", e->d_name);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(got, sizeof got, f))
-			got[strcspn(got, "\n")] = '\0';
-		fclose(f);
-		if (strcmp(got, name))
-			continue;
-		snprintf(path, sizeof path, "/dev/%s", e->d_name);
-		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	}
-	if (d)
-		closedir(d);
-	return fd;
-}
-
-/*
- * Mux transport: the port is (re)opened until it answers; while no host end is connected
- * it reads end of file, and every connection accepted meanwhile is refused at once.
- */
-static void mux_loop(const char *port_name, fwd_listener *ls, size_t n)
-{
-	struct pollfd *fds = calloc(n + EG_MUX_POLLFDS, sizeof *fds);
-	if (!fds)
-		_exit(1);
-	for (size_t i = 0; i < n; i++)
-		fds[i] = (struct pollfd){ ls[i].fd, POLLIN, 0 };
-	eg_mux *m = NULL;
-	int stream = -1;
-	for (;;) {
-		if (!m && (stream = open_port(port_name)) >= 0 && !(m = eg_mux_new(stream, NULL, NULL))) {
-			close(stream);
-			stream = -1;
-		}
-		for (size_t i = 0; i < EG_MUX_POLLFDS; i++)
-			fds[n + i] = (struct pollfd){ -1, 0, 0 };
-		if (m)
-			eg_mux_fill(m, fds + n);
-		if (poll(fds, n + EG_MUX_POLLFDS, m ? -1 : 200) < 0 && errno != EINTR)
-			_exit(1);
-		if (m && !eg_mux_run(m, fds + n)) {
-			eg_mux_free(m);
-			close(stream);
-			m = NULL;
-			stream = -1;
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (!fds[i].revents)
-				continue;
-			int c = accept4(ls[i].fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-			msb_egress_hello h = { MSB_EGRESS_MAGIC, ls[i].kind, ls[i].port, ls[i].index };
-			if (c >= 0 && !(m && eg_mux_add(m, c, &h)))
-				refuse(c);
-		}
-	}
-}
-
-/*
- * A microVM's /etc/hosts: every allowed name at its loopback address (as the driver's hosts
- * file says elsewhere), so tools that honour no proxy variable reach them too. The guest's
- * root is its own (an initramfs, an image under an overlay): nothing of the host's changes.
- */
-static void write_hosts(char **names, size_t n_names)
-{
-	FILE *f = fopen("/etc/hosts", "we");
-	if (!f)
-		return;
-	fputs("127.0.0.1\tlocalhost\n::1\tlocalhost\n", f);
-	for (size_t i = 0; i < n_names; i++) {
-		char addr[16];
-		msb_egress_guest_address(i, addr);
-		fprintf(f, "%s\t%s\n", addr, names[i]);
-	}
-	fclose(f);
-}
-
-/* A microVM's loopback is down until someone brings it up: the listeners need it. */
-static void loopback_up(void)
-{
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof ifr);
-	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-	if (s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
-		ifr.ifr_flags |= IFF_UP;
-		ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-	if (s >= 0)
-		close(s);
 }
 
 static void forward_loop(const char *socket_path, bool relay, fwd_listener *ls, size_t n)
@@ -260,10 +146,8 @@ int agent_egress_start(const char *socket_path, agent_egress_transport transport
 		       size_t n_names, const unsigned *ports, size_t n_ports,
 		       void (*drop)(const void *), const void *drop_arg)
 {
-	if (transport == AGENT_EGRESS_MUX) {
-		loopback_up();
-		write_hosts(names, n_names);
-	}
+	if (transport == AGENT_EGRESS_MUX)
+		fwd_vm_prepare(names, n_names);
 	size_t n = n_names * n_ports + 1, k = 0;
 	fwd_listener *ls = calloc(n, sizeof *ls);
 	if (!ls)
@@ -307,7 +191,7 @@ int agent_egress_start(const char *socket_path, agent_egress_transport transport
 		signal(SIGTERM, SIG_DFL);
 		drop(drop_arg);
 		if (transport == AGENT_EGRESS_MUX)
-			mux_loop(socket_path, ls, k);
+			fwd_mux_loop(socket_path, ls, k);
 		else
 			forward_loop(socket_path, transport == AGENT_EGRESS_RELAY, ls, k);
 		_exit(0);
