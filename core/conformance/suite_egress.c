@@ -33,14 +33,17 @@ typedef enum reach { REACH_ERROR = -2, REACH_NO_TOOL = -1, REACH_NO = 0, REACH_Y
 /*
  * The allowlist cases dial names, which only the backend's proxy resolves: those need the
  * guest's own HTTP tools (curl, wget, python3 honour the proxy the backend sets), which the
- * kit's probe is not — it dials numeric addresses only.
+ * kit's probe is not — it dials numeric addresses only. Each attempt is bounded at 20 s, not
+ * less: a TCG microVM on a loaded host took over 5 s for one proxied request (the kit's
+ * qemu cases failed at 5 s with the load average at 20); an answer, or a refusal, ends it
+ * as soon as it comes.
  */
 static const char probe_script[] =
 	"url=\"http://$1:$2/\"\n"
-	"if command -v curl >/dev/null 2>&1; then curl -s -m 5 \"$url\"; echo \"tool=curl\"\n"
-	"elif command -v wget >/dev/null 2>&1; then wget -q -T 5 -O - \"$url\"; echo \"tool=wget\"\n"
+	"if command -v curl >/dev/null 2>&1; then curl -s -m 20 \"$url\"; echo \"tool=curl\"\n"
+	"elif command -v wget >/dev/null 2>&1; then wget -q -T 20 -O - \"$url\"; echo \"tool=wget\"\n"
 	"elif command -v python3 >/dev/null 2>&1; then python3 -c 'import sys, urllib.request\n"
-	"print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \"$url\" 2>/dev/null; echo tool=python3\n"
+	"print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode())' \"$url\" 2>/dev/null; echo tool=python3\n"
 	"elif command -v bash >/dev/null 2>&1; then bash -c 'exec 3<>\"/dev/tcp/$0/$1\" && printf \"GET / HTTP/1.0\\r\\n\\r\\n\" >&3 && cat <&3' \"$1\" \"$2\" 2>/dev/null; echo tool=bash\n"
 	"else echo tool=none; fi\n";
 

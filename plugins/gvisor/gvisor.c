@@ -118,10 +118,13 @@ static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 		rc = make_cgroup(ctx, box, &cg, err);
 	int status = 0;
 	if (rc == MSB_OK) {
-		/* run --detach: create and start in one runsc invocation, returning at once. */
-		const char *args[] = { "run", "--detach", "--bundle", bundle, "--pid-file", pid_file,
-				       box->name, NULL };
-		rc = gvisor_runsc_reaped(ctx, runsc_root, cg, args, log, box->config->agent_path,
+		/* run --detach: create and start in one runsc invocation, returning at once. Under
+		 * `egress: allowlist` the forwarder must also connect to the proxy's socket on its
+		 * bind: host-uds `all` (create and open; a later flag wins over build_argv's). */
+		const char *args[] = { "--host-uds=all", "run", "--detach", "--bundle", bundle,
+				       "--pid-file", pid_file, box->name, NULL };
+		rc = gvisor_runsc_reaped(ctx, runsc_root, cg, box->egress_socket ? args : args + 1,
+					 log, box->config->agent_path,
 					 RUNSC_TIMEOUT, &status, err);
 		if (rc == MSB_OK && status != 0)
 			rc = runsc_failed(box, "run --detach", status, log, err);
@@ -332,9 +335,12 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	/* Stop kills by cgroup, which holds every process the sandbox has: no SHUTDOWN first. */
 	b.pid_ends_all = true;
 	b.configure = parse_config;
+	/* The proxy's socket directory is bound in at its own path (gvisor_bundle.c) and the
+	 * network is gVisor's loopback alone: the driver's egress allowlist holds here. */
+	b.egress = true;
 	return msb_driver_init(&b, config, host, gvisor_keys, self, err);
 }
 
 MSB_BACKEND_DEFINE(.name = "gvisor", .isolation = "hardened_container",
-		   .declarations = MSB_DRIVER_DECLARATIONS,
+		   .declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 		   .init = gvisor_init, MSB_DRIVER_OPERATIONS);

@@ -13,6 +13,10 @@
  *  - the channel directory: the agent's socket, reaching the host through runsc's
  *    --host-uds=create (the sandbox may create sockets on its bind mounts, never connect to
  *    the host's); it holds nothing but that socket;
+ *  - under `egress: allowlist`, the proxy's socket directory <dir>/egress, read-only at its
+ *    own path (the forwarder connects to px there: runsc runs with --host-uds=all then, and
+ *    the agent's forwarder relays bytes itself, as a Sentry socket is no host descriptor to
+ *    pass), and its hosts file as /etc/hosts (only the allowed names, no resolver);
  *  - /tmp: a tmpfs of tmp_size, inside the sandbox's memory;
  *  - namespaces: a new network namespace with --network=none is `egress: closed` — loopback
  *    inside gVisor's own netstack and no device at all;
@@ -173,6 +177,17 @@ static bool host_image(FILE *f, const msb_driver_box *box, const char *rootfs)
 	if (!make_dirs(rootfs, box->spec->work_dir))
 		return false;
 	char agent[4400];
+	if (box->egress_socket) {
+		snprintf(agent, sizeof agent, "%s", box->egress_socket);
+		*strrchr(agent, '/') = '\0';
+		if (!make_dirs(rootfs, agent))
+			return false;
+		snprintf(agent, sizeof agent, "%s/etc/hosts", rootfs);
+		int hf = open(agent, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (hf < 0)
+			return false;
+		close(hf);
+	}
 	snprintf(agent, sizeof agent, "%s%s", rootfs, GVISOR_AGENT_PATH);
 	int fd = open(agent, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
 	if (fd < 0)
@@ -205,6 +220,17 @@ void gvisor_cgroup_leaf(const msb_driver_box *box, char out[64])
 	snprintf(out, 64, "%s-%08x", box->name, h);
 }
 
+/* <dir>/egress at its own path, and its hosts file as the guest's /etc/hosts. */
+static void egress_mounts(FILE *f, const msb_driver_box *box)
+{
+	char dir[4200], hosts[4300];
+	snprintf(dir, sizeof dir, "%s", box->egress_socket);
+	*strrchr(dir, '/') = '\0';
+	snprintf(hosts, sizeof hosts, "%s/" MSB_EGRESS_HOSTS_LEAF, dir);
+	bind_mount(f, dir, dir, false);
+	bind_mount(f, "/etc/hosts", hosts, false);
+}
+
 msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, const char *root,
 			     const char *chan_dir, msb_error *err)
 {
@@ -232,6 +258,8 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 		fputs(", ", f);
 		json_str(f, *a);
 	}
+	if (box->egress_socket)
+		fputs(", \"--egress-transport\", \"relay\"", f);
 	char rootfs[4300];
 	snprintf(rootfs, sizeof rootfs, "%s/rootfs", box->dir);
 	fputs("],\n    \"env\": [\"PATH=/usr/local/bin:/usr/bin:/bin\"],\n    \"cwd\": \"/\",\n"
@@ -248,6 +276,8 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 		(unsigned long long)ctx->disk);
 	bind_mount(f, GVISOR_CHANNEL_DIR, chan_dir, true);
 	bind_mount(f, GVISOR_AGENT_PATH, box->config->agent_path, false);
+	if (box->egress_socket)
+		egress_mounts(f, box);
 	char shim[4200];
 	if (!root && statx_shim(box, shim, sizeof shim))
 		bind_mount(f, GVISOR_STATX_SHIM_PATH, shim, false);

@@ -13,6 +13,7 @@ plugins_qemu_qemu_la_SOURCES = \
 	plugins/qemu/qemu_snapshot.c \
 	plugins/qemu/qemu_qmp.c \
 	plugins/qemu/qemu_qmp.h \
+	plugins/qemu/qemu_egress.c \
 	plugins/qemu/relay_spawn.c \
 	plugins/qemu/relay.h \
 	plugins/qemu/initramfs.c \
@@ -35,7 +36,7 @@ plugins_qemu_msb_qemu_init_LDFLAGS = -all-static
 # its resident set is its own.
 pkglibexec_PROGRAMS += plugins/qemu/msb-qemu-relay
 plugins_qemu_msb_qemu_relay_SOURCES = plugins/qemu/relay_main.c plugins/qemu/relay.c \
-	plugins/qemu/relay.h
+	plugins/qemu/relay.h plugins/qemu/egress_host.c sdk/agent/egress_mux.c sdk/agent/egress_mux.h
 plugins_qemu_msb_qemu_relay_CFLAGS = $(WARN_CFLAGS) -O2
 plugins_qemu_msb_qemu_relay_LDFLAGS = -all-static
 

@@ -67,13 +67,23 @@ static void ctx_free(void *p)
 static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, msb_error *err)
 {
 	char **argv = NULL;
+	/* Under `egress: allowlist` the forwarder's way out is the egress port, by its name,
+	 * multiplexed (qemu_egress.c); the guest's init makes agent 0's the one forwarder. */
+	msb_driver_box guest_view = *box;
+	if (box->egress_socket)
+		guest_view.egress_socket = QEMU_EGRESS_PORT;
+	static const char *const mux[] = { "--egress-transport", "mux", NULL };
+	const char *const *extra = box->egress_socket ? mux : mux + 2;
 	/* The guest's init gives each agent its own port: ".0", ".1", … appended to this path. */
-	msb_errc rc = msb_driver_agent_argv(box, "--device", "/dev/virtio-ports/" MSB_QEMU_PORT_NAME,
+	msb_errc rc = msb_driver_agent_argv(&guest_view, "--device",
+					    "/dev/virtio-ports/" MSB_QEMU_PORT_NAME,
 					    box->spec->work_dir, NULL, -1, &argv, err);
 	if (rc != MSB_OK)
 		return rc;
 	size_t n = strlen("/msb/agent") + 1;
 	for (char **a = argv + 1; *a; a++)
+		n += strlen(*a) + 1;
+	for (const char *const *a = extra; *a; a++)
 		n += strlen(*a) + 1;
 	char *b = malloc(n);
 	if (!b) {
@@ -84,6 +94,10 @@ static msb_errc agent_args(const msb_driver_box *box, char **blob, size_t *len, 
 	memcpy(b, "/msb/agent", strlen("/msb/agent") + 1);
 	at = strlen("/msb/agent") + 1;
 	for (char **a = argv + 1; *a; a++) {
+		memcpy(b + at, *a, strlen(*a) + 1);
+		at += strlen(*a) + 1;
+	}
+	for (const char *const *a = extra; *a; a++) {
 		memcpy(b + at, *a, strlen(*a) + 1);
 		at += strlen(*a) + 1;
 	}
@@ -119,11 +133,16 @@ msb_errc qemu_launch_box(const qemu_ctx *ctx, const msb_driver_box *box, const c
 	char **base = qemu_launch_argv_ex(ctx, accel, box->dir, initrd, NULL, true, x);
 	/* A store image's disk goes after everything else QEMU is told. */
 	char **argv = base && block ? qemu_image_argv(base, block) : base;
+	/* Under `egress: allowlist`, the egress port's own device (qemu_egress.c). */
+	qemu_egress_args ea;
+	char **full = argv && box->egress_socket ? qemu_egress_argv(argv, box->dir, &ea) : argv;
 	char *err_path = msb_driver_path(box->dir, "qemu.err");
-	msb_errc rc = argv && err_path ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	msb_errc rc = full && err_path ? MSB_OK : msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	int status = 0;
 	if (rc == MSB_OK)
-		rc = qemu_launch_run(argv, err_path, &status, err);
+		rc = qemu_launch_run(full, err_path, &status, err);
+	if (full != argv)
+		free(full);
 	if (rc == MSB_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		char tail[600];
 		msb_driver_file_tail(err_path, tail, sizeof tail);
@@ -236,6 +255,11 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	 * is refused, never replaced by busybox.
 	 */
 	/* A fork of a snapshot (issue 22): its machine and state, never a fresh boot. */
+	if (box->from_snapshot && box->egress_socket)
+		return msb_error_set(err, MSB_E_CAPABILITY_NOT_SUPPORTED, "backend qemu: sandbox %s: "
+				     "refused to fork snapshot %s under egress: allowlist: a restored "
+				     "VM's egress port is not re-created (fork it with egress: closed)",
+				     box->name, box->from_snapshot);
 	if (box->from_snapshot)
 		return qemu_snapshot_start(ctx, box, err);
 	const char *image = box->spec->image;
@@ -268,7 +292,11 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	 * A template clone when templates are on; when none can serve, a boot, and the reason
 	 * is said (a log line, and <box>/template.fallback) — never a clone silently wrong.
 	 */
-	if (rc == MSB_OK && ctx->template_on) {
+	if (rc == MSB_OK && ctx->template_on && box->egress_socket) {
+		/* The egress port is not part of a template's machine: an allowlist VM boots. */
+		qemu_template_fallback(ctx, box, "egress: allowlist needs the egress port, which "
+				       "templates do not carry; booting");
+	} else if (rc == MSB_OK && ctx->template_on) {
 		qemu_template_input in = { box->config->agent_path, blob, len, block };
 		char why[1024] = "";
 		if (qemu_template_start(ctx, box, &in, why, sizeof why) == MSB_OK) {
@@ -293,6 +321,8 @@ static msb_errc qemu_start(void *p, const msb_driver_box *box, msb_error *err)
 	if (initrd)
 		unlink(initrd);
 	free(initrd);
+	if (rc == MSB_OK && box->egress_socket)
+		rc = qemu_egress_start(ctx, box, err);
 	if (rc == MSB_OK)
 		rc = qemu_start_relay(ctx, box, err);
 	if (rc == MSB_OK)
@@ -340,7 +370,9 @@ static bool qemu_stop(void *p, const msb_driver_box *box, msb_disposal_failure *
 		kill(pid, SIGTERM);
 		qemu_recorded_gone_within(box, box->pid_path, TERM_WAIT_MS);
 	}
-	return stop_relay(box, failure);
+	/* Both are tried whatever the first says; true when either FAILED (msb/driver.h). */
+	bool egress_failed = !qemu_egress_stop(box, failure);
+	return stop_relay(box, failure) || egress_failed;
 }
 
 void qemu_stop_relay(const msb_driver_box *box)
@@ -361,6 +393,7 @@ void qemu_kill_box(const msb_driver_box *box)
 		qemu_recorded_gone_within(box, box->pid_path, TERM_WAIT_MS);
 	}
 	stop_relay(box, &ignored);
+	msb_disposal_failure_free(&ignored);
 }
 
 static bool qemu_alive(void *p, const msb_driver_box *box)
@@ -506,17 +539,23 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	 * through pid files inside the directory — so a pool entry is a pre-booted microVM.
 	 */
 	b.adoptable = true;
+	/* No network device; the proxy is reached over the egress port alone (qemu_egress.c). */
+	b.egress = true;
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);
 }
 
-/* The driver's declarations and `snapshot` (issue 22): the guest's whole state saves. */
+/*
+ * The driver's egress declarations (issue 20: allowlist over the egress port) and `snapshot`
+ * (issue 22): the guest's whole state saves.
+ */
 #define QEMU_DECLARATIONS                                                                \
 	{                                                                                \
 		.capabilities = MSB_WORDS("exec", "run_code", "files_in", "files_out",  \
 					  "files_list", "files_delete", "snapshot"),    \
-		.egress_modes = MSB_WORDS("closed"),                                     \
+		.egress_modes = MSB_WORDS("closed", "allowlist"),                        \
 		.os_families = MSB_WORDS("posix"),                                       \
 		.isolation_scopes = MSB_WORDS("conversation", "call"),                   \
+		.observes_egress = &msb_driver_observes_egress,                          \
 	}
 
 MSB_BACKEND_DEFINE(.name = "qemu", .isolation = "microvm",

@@ -177,4 +177,20 @@ msb_errc qemu_snapshot_save(void *ctx, const msb_driver_box *box, const char *sn
 msb_errc qemu_snapshot_start(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err);
 msb_errc qemu_vm_clone_ready(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err);
 
+/* ---- qemu_egress.c: `egress: allowlist` over a virtio-serial port of its own -------------- */
+
+/* The egress port's virtio-serial name: the guest's forwarder opens it by this name. */
+#define QEMU_EGRESS_PORT "msb.egress"
+typedef struct qemu_egress_args {
+	char chardev[4300];
+} qemu_egress_args;
+/* `argv` with the egress port's device and chardev (<dir>/egress.sock) appended: free()
+ * the result alone (its strings are argv's, static, or in `ea`). NULL: out of memory. */
+char **qemu_egress_argv(char **argv, const char *dir, qemu_egress_args *ea);
+/* Once QEMU runs: msb-qemu-relay's egress mode on the port, to box->egress_socket; its pid
+ * in <dir>/egress.pid. */
+msb_errc qemu_egress_start(const qemu_ctx *ctx, const msb_driver_box *box, msb_error *err);
+/* SIGKILL the egress relay, if one is recorded, and see it gone. */
+bool qemu_egress_stop(const msb_driver_box *box, msb_disposal_failure *failure);
+
 #endif

@@ -49,6 +49,14 @@ void msb_qemu_relay_run(int listen_fd, const int *port_fds, size_t n_ports, int 
 pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_fds,
 			   size_t n_ports, int ready);
 /*
+ * The egress mode (`msb-qemu-relay egress PROXY_SOCKET`, the port's stream at fd 3): every
+ * guest connection multiplexed on the VM's egress port gets a connection of its own to the
+ * proxy's socket (egress_host.c, sdk/agent/egress_mux.h). Serves until the stream ends.
+ */
+void msb_qemu_egress_run(int stream, const char *proxy_socket) __attribute__((noreturn));
+/* Start it as a daemon, as msb_qemu_relay_spawn does; its pid, or -1 with errno. */
+pid_t msb_qemu_egress_spawn(const char *program, int stream, const char *proxy_socket);
+/*
  * Wait up to `timeout` s for the relay's word: 1 ready, 0 the stream closed, -1 timed out.
  * After 'R' the relay also says 'A' once every port answered its HELLO ('P': some failed)
  * and closes the pipe: msb_qemu_relay_await_all waits for that too (a template's save).

@@ -21,6 +21,10 @@ int main(int argc, char **argv)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (argc == 3 && !strcmp(argv[1], "egress")) {
+		close(MSB_QEMU_RELAY_READY_FD);
+		msb_qemu_egress_run(MSB_QEMU_RELAY_LISTEN_FD, argv[2]);
+	}
 	size_t n = 0;
 	if (argc == 2 && argv[1][0] >= '1' && argv[1][0] <= '0' + MSB_QEMU_RELAY_MAX_PORTS &&
 	    argv[1][1] == '\0')

@@ -53,6 +53,7 @@ typedef struct relay_args {
 	const int *port_fds;
 	size_t n_ports;
 	int exec_fd;       /* the relay's: hears the exec's errno (close-on-exec) */
+	const char *egress; /* the egress mode's proxy socket (listen_fd is then its stream) */
 	char *relay_stack; /* the relay's stack while it shares memory, until it execs */
 } relay_args;
 
@@ -63,7 +64,7 @@ typedef struct relay_args {
  * the exec fails. System calls only. Never returns.
  */
 static _Noreturn void exec_relay(const char *program, int listen_fd, const int *port_fds,
-				 size_t n_ports, int ready, int exec_fd)
+				 size_t n_ports, int ready, int exec_fd, const char *egress)
 {
 	/* Everything moves above the slots it lands in, then into 3, 4, 5…. */
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -90,7 +91,9 @@ static _Noreturn void exec_relay(const char *program, int listen_fd, const int *
 	fcntl(report, F_SETFD, FD_CLOEXEC);
 	close_range((unsigned)report + 1, ~0u, 0);
 	char count[2] = { (char)('0' + n_ports), '\0' };
-	char *const argv[] = { (char *)program, count, NULL };
+	char *const frames[] = { (char *)program, count, NULL };
+	char *const egress_mode[] = { (char *)program, "egress", (char *)egress, NULL };
+	char *const *argv = egress ? egress_mode : frames;
 	char *const envp[] = { NULL };
 	execve(program, argv, envp);
 	report_errno(report, errno);
@@ -100,7 +103,8 @@ static _Noreturn void exec_relay(const char *program, int listen_fd, const int *
 static int relay_child(void *arg)
 {
 	const relay_args *a = arg;
-	exec_relay(a->program, a->listen_fd, a->port_fds, a->n_ports, a->ready, a->exec_fd);
+	exec_relay(a->program, a->listen_fd, a->port_fds, a->n_ports, a->ready, a->exec_fd,
+		   a->egress);
 }
 
 /*
@@ -141,6 +145,8 @@ static int intermediate(void *arg)
 	_exit(0);
 }
 
+static pid_t spawn(relay_args *a);
+
 pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_fds,
 			   size_t n_ports, int ready)
 {
@@ -148,14 +154,32 @@ pid_t msb_qemu_relay_spawn(const char *program, int listen_fd, const int *port_f
 		errno = EINVAL;
 		return -1;
 	}
+	relay_args a = { .program = program, .listen_fd = listen_fd, .ready = ready,
+			 .port_fds = port_fds, .n_ports = n_ports };
+	return spawn(&a);
+}
+
+pid_t msb_qemu_egress_spawn(const char *program, int stream, const char *proxy_socket)
+{
+	if (!program || !proxy_socket) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* No ready word: the stream doubles as fd 4, which the egress mode closes. */
+	relay_args a = { .program = program, .listen_fd = stream, .ready = stream,
+			 .egress = proxy_socket };
+	return spawn(&a);
+}
+
+static pid_t spawn(relay_args *a)
+{
 	int rep[2];
 	if (pipe2(rep, O_CLOEXEC) < 0)
 		return -1;
 	char *stacks = malloc(2 * MSB_SPAWN_STACK_MIN);
-	relay_args a = { .program = program, .listen_fd = listen_fd, .ready = ready, .rep = rep[1],
-			 .port_fds = port_fds, .n_ports = n_ports,
-			 .relay_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL };
-	pid_t mid = msb_spawn_shared(intermediate, &a, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);
+	a->rep = rep[1];
+	a->relay_stack = stacks ? stacks + MSB_SPAWN_STACK_MIN : NULL;
+	pid_t mid = msb_spawn_shared(intermediate, a, stacks, stacks ? MSB_SPAWN_STACK_MIN : 0);
 	int e = errno;
 	free(stacks);
 	close(rep[1]);

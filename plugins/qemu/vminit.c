@@ -383,6 +383,10 @@ static pid_t start_agent(char **args, int k)
 		if (!strcmp(*a, "--device")) {
 			snprintf(device, sizeof device, "%s.%d", a[1], k);
 			a[1] = device;
+		} else if (!strcmp(*a, "--egress-transport") && k != 0) {
+			/* One forwarder per guest, agent 0's; the others only point their
+			 * commands at it. */
+			a[1] = "shared";
 		}
 	execv(args[0], args);
 	die("exec %s: %s", args[0], strerror(errno));

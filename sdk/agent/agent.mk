@@ -49,6 +49,10 @@ sdk_agent_msb_agent_SOURCES = \
 	sdk/agent/reap.c \
 	sdk/agent/statx_fix.c \
 	sdk/agent/egress_forward.c \
+	sdk/agent/egress_relay.c \
+	sdk/agent/egress_mux.h \
+	sdk/agent/egress_mux.c \
+	sdk/agent/egress_vm.c \
 	$(MSB_AGENT_PROTO_SOURCES) \
 	sdk/lib/error.c \
 	sdk/lib/buf.c \

@@ -6,8 +6,10 @@
 #ifndef MSB_AGENT_INTERNAL_H
 #define MSB_AGENT_INTERNAL_H
 
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <msb/agent.h>
@@ -182,8 +184,41 @@ int agent_harden_finish(char *why, size_t cap);
  * Start the egress forwarder (egress_forward.c): bind its loopback listeners now, then loop
  * in a child that calls drop(drop_arg) first. -1 when a listener cannot be bound.
  */
-int agent_egress_start(const char *socket_path, char **names, size_t n_names,
-		       const unsigned *ports, size_t n_ports, void (*drop)(const void *),
-		       const void *drop_arg);
+/* How the forwarder reaches the host (--egress-transport). */
+typedef enum agent_egress_transport {
+	AGENT_EGRESS_FD,     /* the guest's socket passed as SCM_RIGHTS (the default) */
+	AGENT_EGRESS_RELAY,  /* bytes relayed over a unix connection each (egress_relay.c) */
+	AGENT_EGRESS_MUX,    /* every connection over one stream device (egress_mux.h): the
+				socket "path" is a virtio-serial port's name */
+	AGENT_EGRESS_SHARED, /* another agent of this guest runs the forwarder: none here */
+} agent_egress_transport;
+
+int agent_egress_start(const char *socket_path, agent_egress_transport transport, char **names,
+		       size_t n_names, const unsigned *ports, size_t n_ports,
+		       void (*drop)(const void *), const void *drop_arg);
+
+/* One of the forwarder's listeners: which hello a connection it accepts gets. */
+typedef struct fwd_listener {
+	int fd;
+	uint16_t kind, port;
+	uint32_t index;
+} fwd_listener;
+/* Reset and close a guest connection the forwarder cannot carry (egress_forward.c). */
+void fwd_refuse(int guest);
+/* The mux transport (egress_vm.c): bring up loopback and write /etc/hosts (as root, before
+ * the listeners bind), then the forwarder's loop over the port named `port_name`. */
+void fwd_vm_prepare(char **names, size_t n_names);
+void fwd_mux_loop(const char *port_name, fwd_listener *ls, size_t n) __attribute__((noreturn));
+
+/*
+ * The forwarder's byte relay (egress_relay.c, `relay` above): a guest connection and its
+ * own unix connection to the host proxy, bytes copied both ways. fill writes 2 pollfds per
+ * slot (FWD_RELAY_MAX slots, unused ones -1); add is false when every slot is taken.
+ */
+#define FWD_RELAY_MAX 256
+void fwd_relay_init(void);
+bool fwd_relay_add(int guest, int host);
+void fwd_relay_fill(struct pollfd *fds);
+void fwd_relay_run(const struct pollfd *fds);
 
 #endif

@@ -69,6 +69,7 @@ typedef struct options {
 	long uid, gid;
 	size_t n_run_code;
 	const char *egress_socket;     /* --egress-socket: the host proxy's (egress_forward.c) */
+	agent_egress_transport egress_transport; /* --egress-transport fd|relay|mux|shared */
 	char *egress_names[MSB_EGRESS_MAX_NAMES];
 	size_t n_egress_names;
 	unsigned egress_ports[MSB_EGRESS_MAX_PORTS];
@@ -140,6 +141,15 @@ static void parse_args(int argc, char **argv, options *o)
 			o->gid = (long)parse_u64(f, v);
 		else if (!strcmp(f, "--egress-socket"))
 			o->egress_socket = v;
+		else if (!strcmp(f, "--egress-transport")) {
+			static const char *const words[] = { "fd", "relay", "mux", "shared" };
+			size_t w = 0;
+			while (w < 4 && strcmp(v, words[w]))
+				w++;
+			if (w == 4)
+				die("%s takes fd, relay, mux or shared, not %s", f, v);
+			o->egress_transport = (agent_egress_transport)w;
+		}
 		else if (!strcmp(f, "--egress-name") && o->n_egress_names < MSB_EGRESS_MAX_NAMES)
 			o->egress_names[o->n_egress_names++] = (char *)v;
 		else if (!strcmp(f, "--egress-port") && o->n_egress_ports < MSB_EGRESS_MAX_PORTS) {
@@ -370,12 +380,12 @@ int main(int argc, char **argv)
 		die("cannot create work dir %s", agent.work_dir);
 	if (chdir(agent.work_dir) < 0)
 		die("cannot enter work dir %s", agent.work_dir);
-	if (o.egress_socket) {
-		if (agent_egress_start(o.egress_socket, o.egress_names, o.n_egress_names,
+	if (o.egress_socket && o.egress_transport != AGENT_EGRESS_SHARED) {
+		if (agent_egress_start(o.egress_socket, o.egress_transport, o.egress_names, o.n_egress_names,
 				       o.egress_ports, o.n_egress_ports, drop_for_forwarder, &o) < 0)
 			die("%s", "the egress forwarder could not start");
-		agent.egress_proxy = true;
 	}
+	agent.egress_proxy = o.egress_socket != NULL;
 	if (o.listen_path || o.listen_fd >= 0)
 		return serve_listen(&o);
 	if (o.fds)

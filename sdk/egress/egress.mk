@@ -6,4 +6,5 @@ sdk_libmsb_sdk_la_SOURCES += \
 	sdk/egress/policy.c \
 	sdk/egress/http.c \
 	sdk/egress/proxy.c \
+	sdk/egress/resolver.c \
 	sdk/egress/netns_ports.c

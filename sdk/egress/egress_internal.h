@@ -7,6 +7,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include <msb/egress.h>
 
 #define EG_HEAD_MAX 8192
 
@@ -33,5 +36,29 @@ int eg_http_parse(eg_http_head *h, char *why, size_t why_cap);
 void eg_printable(const char *in, char *out, size_t cap);
 /* Whether `name` is an IPv4 or IPv6 address literal (brackets allowed). */
 bool eg_is_address(const char *name);
+
+/* A deep copy of `src` (its ranges and test map), for a holder that outlives the original. */
+msb_errc eg_config_copy(msb_egress_config *dst, const msb_egress_config *src);
+
+/*
+ * The proxy's resolver (resolver.c): msb_egress_resolve on a pool of threads, so a slow
+ * name never stalls the loop. submit is false when EG_RESOLVER_QUEUE requests are already
+ * open (the loop refuses that connection); each answer is queued for take, and a byte
+ * written to `wake_fd` says so. free does not wait for a thread inside getaddrinfo.
+ */
+#define EG_RESOLVER_THREADS 4
+#define EG_RESOLVER_QUEUE 64
+typedef struct eg_resolver eg_resolver;
+typedef struct eg_resolved {
+	uint64_t id;
+	bool ok;
+	struct sockaddr_storage sa;
+	socklen_t len;
+	char why[256];
+} eg_resolved;
+eg_resolver *eg_resolver_new(const msb_egress_config *cfg, int wake_fd);
+bool eg_resolver_submit(eg_resolver *r, uint64_t id, const char *name, unsigned port);
+bool eg_resolver_take(eg_resolver *r, eg_resolved *out);
+void eg_resolver_free(eg_resolver *r);
 
 #endif

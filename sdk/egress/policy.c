@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <msb/egress.h>
 
@@ -29,6 +30,7 @@ void msb_egress_config_defaults(msb_egress_config *c)
 	c->max_connections = 64;
 	c->idle_timeout = 60;
 	c->max_bytes = 1ull << 30;
+	c->resolve_timeout = 5;
 }
 
 void msb_egress_config_free(msb_egress_config *c)
@@ -161,9 +163,24 @@ static msb_errc read_test_hosts(const msb_node *config, msb_egress_config *c, ms
 		if (!host_name_valid(pr->key))
 			return msb_node_error(err, n, MSB_E_CONFIG, "egress_test_hosts: %.255s is not "
 					      "a host name", pr->key);
-		if (pr->value->kind != MSB_NODE_SCALAR || !parse_address(pr->value->scalar, &h->addr, &h->len))
-			return msb_node_error(err, pr->value, MSB_E_CONFIG, "egress_test_hosts: the "
-					      "value is an address literal");
+		/* An address literal, or {address: literal, delay: seconds} for a slow answer. */
+		const msb_node *v = pr->value, *a = v->kind == MSB_NODE_MAP ? msb_node_get(v, "address") : v;
+		if (v->kind == MSB_NODE_MAP) {
+			for (size_t k = 0; k < v->len; k++)
+				if (strcmp(v->pairs[k].key, "address") && strcmp(v->pairs[k].key, "delay"))
+					return msb_node_error(err, v, MSB_E_CONFIG, "egress_test_hosts: "
+							      "%.255s: unknown key %.64s (address, delay)",
+							      pr->key, v->pairs[k].key);
+			msb_errc rc = msb_node_seconds(v, "delay", &h->delay, err);
+			if (rc != MSB_OK)
+				return rc;
+			if (!(h->delay >= 0 && h->delay <= 60))
+				return msb_node_error(err, v, MSB_E_CONFIG, "egress_test_hosts: %.255s: "
+						      "delay is from 0 to 60s", pr->key);
+		}
+		if (!a || a->kind != MSB_NODE_SCALAR || !parse_address(a->scalar, &h->addr, &h->len))
+			return msb_node_error(err, v, MSB_E_CONFIG, "egress_test_hosts: the "
+					      "value is an address literal (or {address, delay})");
 		if (!(h->name = strdup(pr->key)))
 			return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 		c->n_test_hosts++;
@@ -196,6 +213,11 @@ msb_errc msb_egress_config_read(const msb_node *config, msb_egress_config *c, ms
 		rc = read_ranges(config, c, err);
 	if (rc == MSB_OK)
 		rc = read_test_hosts(config, c, err);
+	if (rc == MSB_OK)
+		rc = msb_node_seconds(config, "egress_resolve_timeout", &c->resolve_timeout, err);
+	if (rc == MSB_OK && !(c->resolve_timeout > 0 && c->resolve_timeout <= 300))
+		rc = msb_node_error(err, msb_node_get(config, "egress_resolve_timeout"), MSB_E_CONFIG,
+				    "egress_resolve_timeout is more than 0 and at most 300s");
 	if (rc != MSB_OK)
 		msb_egress_config_free(c);
 	return rc;
@@ -374,6 +396,11 @@ bool msb_egress_resolve(const msb_egress_config *c, const char *name, unsigned p
 			const msb_egress_test_host *h = &c->test_hosts[i];
 			if (strcasecmp(h->name, name))
 				continue;
+			if (h->delay > 0) {
+				struct timespec ts = { (time_t)h->delay,
+						       (long)((h->delay - (double)(time_t)h->delay) * 1e9) };
+				nanosleep(&ts, NULL);
+			}
 			if (msb_egress_address_refused(c, (const struct sockaddr *)&h->addr, &range)) {
 				snprintf(why, why_cap, "it resolves only to refused addresses (%s)", range);
 				return false;

@@ -7,8 +7,8 @@
  * host a bounded table (egress_max_connections per sandbox, every state with a deadline)
  * rather than threads. The loop owns every connection; the mutex guards only the sandbox
  * list that serve/forget change from other threads, and is never held across poll().
- * Name resolution is synchronous in the loop (getaddrinfo, bounded by the resolver's own
- * timeouts; tests use the test map, which never blocks).
+ * Name resolution is off the loop (resolver.c: a bounded pool of threads), each waited for
+ * at most egress_resolve_timeout, so one slow name stalls only its own connection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +43,7 @@ typedef struct eg_sandbox {
 	struct eg_sandbox *next;
 } eg_sandbox;
 
-typedef enum eg_state { ST_HELLO, ST_HEAD, ST_CONNECTING, ST_RELAY } eg_state;
+typedef enum eg_state { ST_HELLO, ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_RELAY } eg_state;
 
 /*
  * One direction of a relay: a pipe the bytes are spliced through, socket to pipe to socket,
@@ -64,6 +64,9 @@ typedef struct eg_conn {
 	uint64_t bytes;
 	eg_http_head head;
 	eg_pipe to_up, to_guest;
+	uint64_t rid;          /* ST_RESOLVING: the resolver's request */
+	char name[256];        /* ST_RESOLVING: what is being resolved, for its decision */
+	unsigned port;
 	struct eg_conn *next;
 } eg_conn;
 
@@ -77,6 +80,8 @@ struct msb_egress_proxy {
 	bool stop;
 	eg_sandbox *sandboxes;
 	eg_conn *conns;        /* the loop's alone */
+	eg_resolver *resolver;
+	uint64_t next_rid;
 };
 
 static int64_t now_ms(void)
@@ -213,21 +218,47 @@ static void decide(msb_egress_proxy *p, eg_conn *c, const char *name, unsigned p
 		deny(p, c, name, port, why);
 		return;
 	}
-	struct sockaddr_storage sa;
-	socklen_t len = 0;
-	if (!msb_egress_resolve(&p->cfg, name, port, &sa, &len, why, sizeof why)) {
-		deny(p, c, name, port, why);
+	snprintf(c->name, sizeof c->name, "%s", name);
+	c->port = port;
+	c->rid = ++p->next_rid;
+	if (!eg_resolver_submit(p->resolver, c->rid, name, port)) {
+		deny(p, c, name, port, "the host's resolver already has every slot busy");
 		return;
 	}
-	c->up = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (c->up < 0 || (connect(c->up, (struct sockaddr *)&sa, len) < 0 && errno != EINPROGRESS)) {
+	c->st = ST_RESOLVING;
+	c->deadline = now_ms() + (int64_t)(p->cfg.resolve_timeout * 1000);
+}
+
+/* The resolver's answer for `c`: connect upstream, or refuse with its reason. */
+static void resolved(msb_egress_proxy *p, eg_conn *c, const eg_resolved *a)
+{
+	char why[300];
+	if (!a->ok) {
+		deny(p, c, c->name, c->port, a->why);
+		return;
+	}
+	c->up = socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->up < 0 ||
+	    (connect(c->up, (const struct sockaddr *)&a->sa, a->len) < 0 && errno != EINPROGRESS)) {
 		snprintf(why, sizeof why, "the host could not connect: %s", strerror(errno));
-		deny(p, c, name, port, why);
+		deny(p, c, c->name, c->port, why);
 		return;
 	}
-	report(p, c, name, port, true, NULL);
+	report(p, c, c->name, c->port, true, NULL);
 	c->st = ST_CONNECTING;
 	c->deadline = now_ms() + CONNECT_MS;
+}
+
+/* Every answer the resolver has: to its connection, when that still waits for it. */
+static void take_resolved(msb_egress_proxy *p)
+{
+	eg_resolved a;
+	while (eg_resolver_take(p->resolver, &a))
+		for (eg_conn *c = p->conns; c; c = c->next)
+			if (!c->dead && c->st == ST_RESOLVING && c->rid == a.id) {
+				resolved(p, c, &a);
+				break;
+			}
 }
 
 static void on_hello(msb_egress_proxy *p, eg_conn *c)
@@ -462,6 +493,7 @@ static short want_guest(const eg_conn *c)
 		return 0;
 	case ST_HEAD:
 		return POLLIN;
+	case ST_RESOLVING:
 	case ST_CONNECTING:
 		return 0;
 	case ST_RELAY:
@@ -549,6 +581,7 @@ static void *loop(void *arg)
 			while (read(p->wake[0], drain, sizeof drain) > 0)
 				;
 		}
+		take_resolved(p);
 		/* serve() may have put sandboxes at the head meanwhile: they have no slot. */
 		size_t n_sb = 0;
 		for (eg_sandbox *s = p->sandboxes; s; s = s->next)
@@ -570,8 +603,14 @@ static void *loop(void *arg)
 				on_connected(p, c);
 			else if (c->st == ST_RELAY && (rg || ru))
 				on_relay(p, c, rg, ru);
-			if (!c->dead && now_ms() >= c->deadline)
+			if (!c->dead && now_ms() >= c->deadline && c->st == ST_RESOLVING) {
+				char why[96];
+				snprintf(why, sizeof why, "its resolution took over %gs (egress_resolve_timeout)",
+					 p->cfg.resolve_timeout);
+				deny(p, c, c->name, c->port, why);
+			} else if (!c->dead && now_ms() >= c->deadline) {
 				conn_close(c, true);
+			}
 		}
 		k = 1;
 		for (eg_sandbox *s = first; s; s = s->next, k++)
@@ -591,7 +630,7 @@ static void wake(msb_egress_proxy *p)
 	(void)!write(p->wake[1], "w", 1);
 }
 
-static msb_errc copy_config(msb_egress_config *dst, const msb_egress_config *src, msb_error *err)
+msb_errc eg_config_copy(msb_egress_config *dst, const msb_egress_config *src)
 {
 	*dst = *src;
 	dst->allow_ranges = NULL;
@@ -618,7 +657,7 @@ static msb_errc copy_config(msb_egress_config *dst, const msb_egress_config *src
 	return MSB_OK;
 nomem:
 	msb_egress_config_free(dst);
-	return msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	return MSB_E_NOMEM;
 }
 
 msb_errc msb_egress_proxy_new(const msb_egress_config *c, msb_egress_report report_fn, void *ctx,
@@ -628,16 +667,18 @@ msb_errc msb_egress_proxy_new(const msb_egress_config *c, msb_egress_report repo
 	if (!p)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	p->wake[0] = p->wake[1] = -1;
-	if (copy_config(&p->cfg, c, err) != MSB_OK) {
+	if (eg_config_copy(&p->cfg, c) != MSB_OK) {
 		free(p);
-		return MSB_E_NOMEM;
+		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	}
 	p->report = report_fn;
 	p->ctx = ctx;
 	pthread_mutex_init(&p->lock, NULL);
 	if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    !(p->resolver = eg_resolver_new(&p->cfg, p->wake[1])) ||
 	    pthread_create(&p->thread, NULL, loop, p) != 0) {
 		int e = errno;
+		eg_resolver_free(p->resolver);
 		if (p->wake[0] >= 0) {
 			close(p->wake[0]);
 			close(p->wake[1]);
@@ -737,6 +778,7 @@ void msb_egress_proxy_free(msb_egress_proxy *p)
 	pthread_mutex_unlock(&p->lock);
 	wake(p);
 	pthread_join(p->thread, NULL);
+	eg_resolver_free(p->resolver);
 	for (eg_conn *c = p->conns, *next; c; c = next) {
 		next = c->next;
 		free(c);

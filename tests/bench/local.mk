@@ -160,13 +160,11 @@ EXTRA_tests_bench_bench_stream_DEPENDENCIES = plugins/process/process.la plugins
 	plugins/qemu/qemu.la sdk/agent/msb-agent
 
 # egress: allowlist's per-connection and bulk cost through the proxy (issue 20);
-# `tests/bench/bench_egress bwrap` for the bwrap backend.
+# `tests/bench/bench_egress bwrap` (gvisor, qemu) for the other backends.
 BENCHES += tests/bench/bench_egress
 tests_bench_bench_egress_SOURCES = tests/bench/bench_egress.c
 tests_bench_bench_egress_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_egress_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(PTHREAD_LIBS)
-EXTRA_tests_bench_bench_egress_DEPENDENCIES = plugins/process/process.la plugins/bwrap/bwrap.la sdk/agent/msb-agent
-
 # Warm pools (issue 22): pooled acquire → first exec against a cold one, process, bwrap, qemu.
 BENCHES += tests/bench/bench_pool
 tests_bench_bench_pool_SOURCES = tests/bench/bench_pool.c tests/bench/bench_stats.h
@@ -174,3 +172,6 @@ tests_bench_bench_pool_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_bench_bench_pool_LDADD = core/libmsb.la sdk/libmsb-sdk.la
 EXTRA_tests_bench_bench_pool_DEPENDENCIES = plugins/process/process.la plugins/bwrap/bwrap.la \
 	plugins/qemu/qemu.la
+EXTRA_tests_bench_bench_egress_DEPENDENCIES = plugins/process/process.la plugins/bwrap/bwrap.la \
+	plugins/gvisor/gvisor.la plugins/qemu/qemu.la plugins/qemu/msb-qemu-init plugins/qemu/msb-qemu-relay \
+	sdk/agent/msb-agent

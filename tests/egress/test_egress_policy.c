@@ -77,6 +77,11 @@ static void test_config_refusals(void **state)
 		{ "      egress_allow_ranges: [nonsense]\n", "not a CIDR" },
 		{ "      egress_test_hosts: {a.test: not-an-address}\n", "address literal" },
 		{ "      egress_test_hosts: {\"bad name!\": 127.0.0.1}\n", "not a host name" },
+		{ "      egress_test_hosts: {a.test: {address: 127.0.0.1, delay: 61s}}\n", "delay is from 0" },
+		{ "      egress_test_hosts: {a.test: {address: 127.0.0.1, when: 1s}}\n", "unknown key when" },
+		{ "      egress_test_hosts: {a.test: {delay: 1s}}\n", "address literal" },
+		{ "      egress_resolve_timeout: 0\n", "egress_resolve_timeout" },
+		{ "      egress_resolve_timeout: 301s\n", "egress_resolve_timeout" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		msb_egress_config c;

@@ -14,7 +14,8 @@
  * The host decides, from the spec's egress_allow alone: exact names (no `*.suffix`: the seed
  * speaks only of "the named hosts"), compared without case; the configured ports (443 and
  * 80 by default); the name is resolved on the host (getaddrinfo, or only the test map
- * `egress_test_hosts`, so a test never resolves a real name) and an address in a private,
+ * `egress_test_hosts`, so a test never resolves a real name), off the proxy's loop and for
+ * at most `egress_resolve_timeout`, and an address in a private,
  * loopback, link-local, CGNAT, multicast, reserved or metadata range is refused unless the
  * operator's `egress_allow_ranges` lists a range holding it (a metadata address only when a
  * range of exactly that address is listed). Anything else the guest sends on the socket is
@@ -47,7 +48,8 @@ extern "C" {
 /* The backend `config:` keys msb_egress_config_read takes. */
 #define MSB_EGRESS_CONFIG_KEYS                                                        \
 	"egress_ports", "egress_max_connections", "egress_idle_timeout",             \
-		"egress_max_bytes", "egress_allow_ranges", "egress_test_hosts"
+		"egress_max_bytes", "egress_allow_ranges", "egress_test_hosts",        \
+		"egress_resolve_timeout"
 
 /* The in-guest HTTP proxy's port on 127.0.0.1. */
 #define MSB_EGRESS_PROXY_PORT 3128
@@ -72,6 +74,7 @@ typedef struct msb_egress_test_host {
 	char *name;
 	struct sockaddr_storage addr; /* port 0 */
 	socklen_t len;
+	double delay;                 /* seconds the answer takes: a slow DNS server's stand-in */
 } msb_egress_test_host;
 
 typedef struct msb_egress_config {
@@ -86,6 +89,7 @@ typedef struct msb_egress_config {
 					     the only resolver (no DNS at all) */
 	size_t n_test_hosts;
 	bool has_test_hosts;
+	double resolve_timeout;    /* egress_resolve_timeout: seconds a name may take; 5 */
 } msb_egress_config;
 
 /* The defaults above, with nothing to free. */
@@ -112,6 +116,8 @@ bool msb_egress_address_refused(const msb_egress_config *c, const struct sockadd
 /*
  * Resolve `name` on the host (the test map only, when the config has one) and pick the
  * first address not refused, with `port` set. On failure returns false with `why` filled.
+ * Blocks as long as the resolver takes (a test map entry's delay too): the proxy calls it
+ * from its resolver threads only.
  */
 bool msb_egress_resolve(const msb_egress_config *c, const char *name, unsigned port,
 			struct sockaddr_storage *out, socklen_t *len, char *why, size_t why_cap);
