@@ -284,6 +284,8 @@ static void test_new_build_backgrounds(void **state)
 	assert_non_null(strstr(msb_error_message(&err), "'1BAD=x'"));
 	msb_error_clear(&err);
 	box_close(&b);
+}
+
 /* A pool on the old build (no adopt operation) is refused, naming why; the build still serves. */
 static void test_pool_refused_for_old_build(void **state)
 {
