@@ -412,6 +412,7 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.stop = qemu_stop;
 	b.alive = qemu_alive;
 	b.identity = qemu_identity;
+	b.image_digest = qemu_identity; /* its identity is the digest */
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
 	return msb_driver_init(&b, config, host, qemu_keys, self, err);

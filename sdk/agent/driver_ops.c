@@ -98,3 +98,13 @@ msb_errc msb_driver_exec_stream(msb_sandbox_handle *h, const msb_exec_request *r
 {
 	return said(h, msb_agent_exec_stream(h->client, req, stream, res, err), err);
 }
+
+msb_errc msb_driver_image_digest(msb_backend_instance *inst, const msb_spec *spec, char *out,
+				 size_t size, msb_error *err)
+{
+	if (size)
+		out[0] = '\0';
+	if (!inst->boundary.image_digest || !size)
+		return MSB_OK;
+	return inst->boundary.image_digest(inst->boundary.ctx, spec, out, size, err);
+}

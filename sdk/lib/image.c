@@ -131,6 +131,27 @@ msb_errc msb_images_identity(const msb_images *images, const char *backend, cons
 	return rc;
 }
 
+msb_errc msb_images_digest(const msb_images *images, const char *image, char *out, size_t size,
+			   msb_error *err)
+{
+	(void)err;
+	if (size)
+		out[0] = '\0';
+	if (!size || !image || !*image || !strcmp(image, "host"))
+		return MSB_OK;
+	for (size_t i = 0; i < images->len; i++)
+		if (!strcmp(images->list[i].name, image))
+			return MSB_OK; /* a directory an operator keeps has no content address */
+	msb_image_record rec;
+	msb_error lookup = MSB_ERROR_INIT;
+	if (images->store && msb_image_inspect(images->store, image, &rec, &lookup) == MSB_OK) {
+		snprintf(out, size, "%s", rec.digest);
+		msb_image_record_free(&rec);
+	}
+	msb_error_clear(&lookup);
+	return MSB_OK;
+}
+
 void msb_images_free(msb_images *images)
 {
 	for (size_t i = 0; i < images->len; i++) {

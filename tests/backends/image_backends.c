@@ -179,27 +179,72 @@ static void moving_prints(backend_fixture *fx, const char *script, const char *w
  * is the same sandbox (its work dir kept), re-acquired after the name was re-imported with
  * other content it is a fresh one from the new image.
  */
-static void a_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+/* The digest the backend's image_digest operation reports for image "moving". */
+static void digest_of_moving(backend_fixture *fx, char *out)
 {
-	(void)state;
+	msb_spec s = spec;
+	s.image = "moving";
+	msb_error err = MSB_ERROR_INIT;
+	assert_non_null(fx->ops->image_digest);
+	if (fx->ops->image_digest(fx->self, &s, out, MSB_IMAGE_DIGEST_SIZE, &err) != MSB_OK)
+		fail_msg("image_digest: %s", msb_error_message(&err));
+}
+
+static void reimport_on(const engine *e, const char *extra_config)
+{
 	char why[512];
-	if (!bwrap_fixture_usable(why, sizeof why)) {
-		printf("skip bwrap: %s\n", why);
+	if (!e->usable(why, sizeof why)) {
+		printf("skip %s: %s\n", e->name, why);
 		skip();
 	}
 	import_marker("moving", "v1");
-	char extra[300];
-	snprintf(extra, sizeof extra, "images_dir: %s\n", scratch.store);
+	char extra[400];
+	snprintf(extra, sizeof extra, "images_dir: %s\n%s", scratch.store, extra_config);
 	backend_fixture fx;
 	msb_error err = MSB_ERROR_INIT;
-	if (bwrap_fixture_open(&fx, NULL, extra, &err) != MSB_OK)
-		fail_msg("open bwrap: %s", msb_error_message(&err));
+	if (e->open(&fx, NULL, extra, &err) != MSB_OK)
+		fail_msg("open %s: %s", e->name, msb_error_message(&err));
+	char d1[MSB_IMAGE_DIGEST_SIZE], d2[MSB_IMAGE_DIGEST_SIZE];
+	digest_of_moving(&fx, d1);
+	msb_image_record rec;
+	assert_int_equal(msb_image_inspect(scratch.store, "moving", &rec, &err), MSB_OK);
+	assert_string_equal(d1, rec.digest);
+	msb_image_record_free(&rec);
 	moving_prints(&fx, "cat /etc/marker; echo kept > w", "v1");
 	moving_prints(&fx, "cat /etc/marker w", "v1kept\n");
 	import_marker("moving", "v2");
+	digest_of_moving(&fx, d2);
+	assert_string_not_equal(d1, d2);
 	moving_prints(&fx, "cat /etc/marker; cat w 2>/dev/null; true", "v2");
 	backend_dispose(&fx, "moving", NULL);
 	close_and_remove(&fx);
+}
+
+/*
+ * A key's sandbox is of the image it started from: re-acquired with the image unchanged it
+ * is the same sandbox (its work dir kept), re-acquired after the name was re-imported with
+ * other content it is a fresh one from the new image — on each engine — and the digest the
+ * backend reports (what the router keys its table by and the observer sees) moves with it.
+ */
+static void bwrap_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+{
+	(void)state;
+	static const engine e = { "bwrap", bwrap_fixture_open, bwrap_fixture_usable };
+	reimport_on(&e, "");
+}
+
+static void gvisor_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+{
+	(void)state;
+	static const engine e = { "gvisor", gvisor_fixture_open, gvisor_fixture_usable };
+	reimport_on(&e, "");
+}
+
+static void qemu_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+{
+	(void)state;
+	static const engine e = { "qemu", qemu_fixture_open, qemu_fixture_usable };
+	reimport_on(&e, "boot_timeout: 120s\n");
 }
 
 /* The process backend has no image to give but the host's, and says so rather than run. */
@@ -292,7 +337,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bwrap_runs_store_images),
 		cmocka_unit_test(gvisor_runs_store_images),
-		cmocka_unit_test(a_reimported_image_is_not_served_by_the_old_sandbox),
+		cmocka_unit_test(bwrap_reimported_image_is_not_served_by_the_old_sandbox),
+		cmocka_unit_test(gvisor_reimported_image_is_not_served_by_the_old_sandbox),
+		cmocka_unit_test(qemu_reimported_image_is_not_served_by_the_old_sandbox),
 		cmocka_unit_test(qemu_runs_store_images),
 		cmocka_unit_test(process_refuses_any_image_but_host),
 	};

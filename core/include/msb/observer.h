@@ -39,6 +39,13 @@ typedef struct msb_sandbox_acquired {
 	msb_isolation isolation; /* that backend's rung (meaningless when backend is NULL) */
 	msb_scope scope;         /* the effective isolation scope */
 	const char *refusal;     /* NULL when served; else the error's name, never its message */
+	/*
+	 * Appended (issue 21): the content address of the image the sandbox was acquired from
+	 * ("sha256:<hex>"), as the backend resolved it just before its acquire; NULL when the
+	 * image has none (the host's, qemu's busybox, a configured directory), when the backend
+	 * cannot say (its plugin predates the image_digest operation), or when refused before.
+	 */
+	const char *image_digest;
 } msb_sandbox_acquired;
 
 /* A dispose(key) across every registered backend. */
@@ -167,6 +174,8 @@ typedef struct msb_effective_state {
 	/* Every tool the sealed host-tool registry was carrying (NULL-terminated; never NULL).
 	 * The router knows no registry and leaves it empty; a tool session fills it. */
 	const char *const *host_tools;
+	/* Appended (issue 21): the image's content address, exactly as SandboxAcquired's. */
+	const char *image_digest;
 } msb_effective_state;
 
 #ifdef __cplusplus

@@ -152,10 +152,26 @@ typedef struct msb_boundary {
 	 * and the plugin declares MSB_DRIVER_EGRESS_DECLARATIONS.
 	 */
 	bool egress;
+	/*
+	 * Appended (issue 21). Optional: the content address of the image a sandbox of `spec`
+	 * starts from ("sha256:<hex>"; "" when it has none), for the backend's image_digest
+	 * operation (msb/backend.h). NULL: the driver reports none.
+	 */
+	msb_errc (*image_digest)(void *ctx, const msb_spec *spec, char *out, size_t size,
+				 msb_error *err);
+	/*
+	 * Appended (issue 21). Optional: the image's own configuration for a sandbox of `spec`
+	 * (its Env entries, "K=V" each, NULL-terminated, and its numeric uid/gid, -1 when
+	 * unset), filled into the agent's config by msb_driver_agent_argv. The strings must live
+	 * as long as the instance. NULL: none.
+	 */
+	msb_errc (*image_config)(void *ctx, const msb_spec *spec, const char *const **env,
+				 long *uid, long *gid, msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
-	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, false }
+	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, false, \
+	  NULL, NULL }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
@@ -236,6 +252,9 @@ msb_errc msb_driver_reclaim(msb_sandbox_handle *sandbox, const char *directory,
 msb_errc msb_driver_exec_stream(msb_sandbox_handle *sandbox, const msb_exec_request *req,
 				const msb_exec_stream *stream, msb_exec_result *res,
 				msb_error *err);
+/* The image's digest, as the boundary's image_digest says ("" without one). */
+msb_errc msb_driver_image_digest(msb_backend_instance *self, const msb_spec *spec, char *out,
+				 size_t size, msb_error *err);
 
 /* The sandbox's box (paths, name) behind a handle, e.g. for a test or a plugin's own op. */
 const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *sandbox);
@@ -290,7 +309,8 @@ extern const bool msb_driver_observes_egress; /* true */
 	.run_code = msb_driver_run_code, .write_file = msb_driver_write_file,           \
 	.stat_file = msb_driver_stat_file, .read_file = msb_driver_read_file,           \
 	.list_dir = msb_driver_list_dir, .remove = msb_driver_remove,                   \
-	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream
+	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream,         \
+	.image_digest = msb_driver_image_digest
 
 #ifdef __cplusplus
 }
