@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <msb/driver.h>
+#include <msb/image.h>
 
 /* The backend's own `config:` keys, beside the driver's. */
 #define QEMU_CONFIG_KEYS "guest_dir", "init", "relay", "qemu", "memory", "accel", "boot_timeout", \
@@ -29,6 +30,7 @@ typedef struct qemu_ctx {
 	char *mkfs_erofs;    /* erofs-utils' mkfs.erofs, which builds an image's block device */
 	struct qemu_image_run_code *image_run_code; /* image_run_code: image → run_code argv */
 	size_t n_image_run_code;
+	msb_images env_images; /* .store = images_dir: the store images' Env, kept (msb/image.h) */
 } qemu_ctx;
 
 /* One image_run_code: entry (the image's own runtime, where `run_code:` is busybox's sh). */

@@ -102,6 +102,19 @@ static void absent_is_refused(backend_fixture *fx, const char *says)
 	msb_disposal_failure_free(&f);
 }
 
+/*
+ * The image config's Env reaches every command (the OCI image's PATH and IMAGE_VAR, the
+ * docker archive's FROM); the spec's work_dir wins over the image's WorkingDir (/srv), as
+ * the directory commands start in and as HOME; a request's own variable wins over the image's.
+ */
+static void image_config_honoured(backend_fixture *fx)
+{
+	runs(fx, "oci", "echo $IMAGE_VAR $PATH $HOME; pwd",
+	     "from-config /bin:/usr/bin /msb/work\n/msb/work\n");
+	runs(fx, "docker", "echo $FROM", "docker\n");
+	runs(fx, "rootfs", "echo ${IMAGE_VAR:-unset}", "unset\n");
+}
+
 static void run_on(const engine *e)
 {
 	char why[512];
@@ -122,6 +135,7 @@ static void run_on(const engine *e)
 	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
 	runs(&fx, "rootfs", "cat /etc/marker; test -e /usr/bin/python3 || echo no-host-usr",
 	     "rootfs\nno-host-usr\n");
+	image_config_honoured(&fx);
 	/* A name in neither config images: nor the store is refused, naming the store. */
 	absent_is_refused(&fx, scratch.store);
 	close_and_remove(&fx);
@@ -275,6 +289,7 @@ static void qemu_runs_store_images(void **state)
 	     "kept\nnew\nw\nagent\n");
 	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
 	runs(&fx, "rootfs", "cat /etc/marker", "rootfs\n");
+	image_config_honoured(&fx);
 	msb_spec rs = spec;
 	rs.image = "rootfs";
 	msb_sandbox_handle *rh = backend_acquire(&fx, &rs, "rootfs-code", NULL);

@@ -16,3 +16,6 @@ TESTS += tests/cli/cli_report.sh
 EXTRA_DIST += tests/cli/cli_report.sh
 TESTS += tests/cli/default_config.sh
 EXTRA_DIST += tests/cli/default_config.sh
+
+TESTS += tests/cli/cli_image_route.sh
+EXTRA_DIST += tests/cli/cli_image_route.sh

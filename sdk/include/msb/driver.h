@@ -96,6 +96,11 @@ typedef struct msb_driver_box {
 	 * msb_driver_agent_argv starts the agent's forwarder on it. NULL otherwise.
 	 */
 	const char *egress_socket;
+	/*
+	 * Appended (issue 21). In start only: the image config's Env for box->spec (from the
+	 * boundary's image_config; NULL: none). msb_driver_agent_argv hands it to the agent.
+	 */
+	const char *const *image_env;
 } msb_driver_box;
 
 typedef struct msb_boundary {
@@ -160,13 +165,13 @@ typedef struct msb_boundary {
 	msb_errc (*image_digest)(void *ctx, const msb_spec *spec, char *out, size_t size,
 				 msb_error *err);
 	/*
-	 * Appended (issue 21). Optional: the image's own configuration for a sandbox of `spec`
-	 * (its Env entries, "K=V" each, NULL-terminated, and its numeric uid/gid, -1 when
-	 * unset), filled into the agent's config by msb_driver_agent_argv. The strings must live
-	 * as long as the instance. NULL: none.
+	 * Appended (issue 21). Optional: the image's own Env for a sandbox of `spec` ("K=V"
+	 * each, NULL-terminated; NULL: none), set as box->image_env for start, which
+	 * msb_driver_agent_argv hands to the agent. The strings live as long as the instance.
+	 * A failure (a User the image cannot resolve, say) fails the start.
 	 */
 	msb_errc (*image_config)(void *ctx, const msb_spec *spec, const char *const **env,
-				 long *uid, long *gid, msb_error *err);
+				 msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \

@@ -71,15 +71,12 @@ msb_errc msb_images_identity(const msb_images *images, const char *backend, cons
 msb_errc msb_images_digest(const msb_images *images, const char *image, char *out, size_t size,
 			   msb_error *err);
 /*
- * A store image's config (Env, User) for msb_boundary.image_config: `env` NULL-terminated
- * "K=V" entries owned by `images` (kept until msb_images_free), and the User as numeric
- * uid/gid (-1 when unset). NULL env and -1/-1 for "host", a config directory, or no image.
- * A User naming a user or group by name is resolved against the image's own /etc/passwd and
- * /etc/group (never the host's); one that resolves to nothing is refused, MSB_E_VALUE naming
- * the image and the user.
+ * A store image's Env for msb_boundary.image_config: NULL-terminated "K=V" entries owned by
+ * `images` (kept until msb_images_free); NULL for "host", a config directory, no image, or
+ * a name the store does not have (the start refuses that in its own words).
  */
-msb_errc msb_images_config(const msb_images *images, const char *backend, const char *image,
-			   const char *const **env, long *uid, long *gid, msb_error *err);
+msb_errc msb_images_env(const msb_images *images, const char *image, const char *const **env,
+			msb_error *err);
 void msb_images_free(msb_images *images);
 
 #ifdef __cplusplus
