@@ -141,6 +141,44 @@ static struct router_entry *entry_find(msb_router *r, uint64_t hash, const msb_k
 }
 
 /*
+ * Under the lock: unlink every entry of one bucket chain that `match` accepts, chaining onto
+ * *doomed those nothing references, for freeing unlocked.
+ */
+static void unlink_in_chain(struct router_entry **pp,
+			    bool (*match)(const struct router_entry *, const void *), const void *arg,
+			    struct router_entry **doomed)
+{
+	while (*pp) {
+		struct router_entry *e = *pp;
+		if (!match(e, arg)) {
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		e->next = NULL;
+		e->linked = false;
+		if (entry_unreferenced(e)) {
+			e->next = *doomed;
+			*doomed = e;
+		}
+	}
+}
+
+struct stale_match {
+	uint64_t hash;
+	const msb_key *key;
+	const char *kind, *digest;
+	const msb_backend *b;
+};
+
+static bool match_stale(const struct router_entry *e, const void *arg)
+{
+	const struct stale_match *m = arg;
+	return entry_is(e, m->hash, m->key, m->kind, m->b) && strcmp(e->digest, m->digest) != 0 &&
+	       e->state != ENTRY_PENDING;
+}
+
+/*
  * Under the lock: unlink every settled entry of (key, kind, b) acquired at another image
  * digest — the image was re-imported under its name, and a sandbox started from the old one
  * must not be served again. Holders of its slot keep it until they release it. Returns the
@@ -150,22 +188,9 @@ static struct router_entry *entry_unlink_stale(msb_router *r, uint64_t hash, con
 					       const char *kind, const msb_backend *b,
 					       const char *digest)
 {
+	const struct stale_match m = { hash, key, kind, digest, b };
 	struct router_entry *doomed = NULL;
-	for (struct router_entry **pp = &r->buckets[hash % ROUTER_BUCKETS]; *pp;) {
-		struct router_entry *e = *pp;
-		if (!entry_is(e, hash, key, kind, b) || strcmp(e->digest, digest) == 0 ||
-		    e->state == ENTRY_PENDING) {
-			pp = &e->next;
-			continue;
-		}
-		*pp = e->next;
-		e->next = NULL;
-		e->linked = false;
-		if (entry_unreferenced(e)) {
-			e->next = doomed;
-			doomed = e;
-		}
-	}
+	unlink_in_chain(&r->buckets[hash % ROUTER_BUCKETS], match_stale, &m, &doomed);
 	return doomed;
 }
 
@@ -510,23 +535,8 @@ static struct router_entry *unlink_matching(msb_router *r,
 					    const void *arg)
 {
 	struct router_entry *doomed = NULL;
-	for (size_t i = 0; i < ROUTER_BUCKETS; i++) {
-		struct router_entry **pp = &r->buckets[i];
-		while (*pp) {
-			struct router_entry *e = *pp;
-			if (!match(e, arg)) {
-				pp = &e->next;
-				continue;
-			}
-			*pp = e->next;
-			e->next = NULL;
-			e->linked = false;
-			if (entry_unreferenced(e)) {
-				e->next = doomed;
-				doomed = e;
-			}
-		}
-	}
+	for (size_t i = 0; i < ROUTER_BUCKETS; i++)
+		unlink_in_chain(&r->buckets[i], match, arg, &doomed);
 	return doomed;
 }
 

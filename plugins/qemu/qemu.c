@@ -330,13 +330,11 @@ static msb_errc qemu_identity(void *p, const msb_spec *spec, char *out, size_t s
 	out[0] = '\0';
 	if (!spec->image || !*spec->image || !strcmp(spec->image, "busybox"))
 		return MSB_OK;
-	msb_image_record rec;
+	char digest[MSB_IMAGE_DIGEST_LEN + 1];
 	msb_error lookup = MSB_ERROR_INIT;
 	/* Not found is the start's refusal to make, with its own words; nothing recorded. */
-	if (msb_image_inspect(ctx->images_dir, spec->image, &rec, &lookup) == MSB_OK) {
-		snprintf(out, size, "%s", rec.digest);
-		msb_image_record_free(&rec);
-	}
+	if (msb_image_digest(ctx->images_dir, spec->image, digest, &lookup) == MSB_OK)
+		snprintf(out, size, "%s", digest);
 	msb_error_clear(&lookup);
 	(void)err;
 	return MSB_OK;

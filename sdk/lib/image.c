@@ -145,12 +145,11 @@ msb_errc msb_images_digest(const msb_images *images, const char *image, char *ou
 	for (size_t i = 0; i < images->len; i++)
 		if (!strcmp(images->list[i].name, image))
 			return MSB_OK; /* a directory an operator keeps has no content address */
-	msb_image_record rec;
+	char digest[MSB_IMAGE_DIGEST_LEN + 1];
 	msb_error lookup = MSB_ERROR_INIT;
-	if (images->store && msb_image_inspect(images->store, image, &rec, &lookup) == MSB_OK) {
-		snprintf(out, size, "%s", rec.digest);
-		msb_image_record_free(&rec);
-	}
+	/* The name file alone: this runs before every acquire of the image. */
+	if (images->store && msb_image_digest(images->store, image, digest, &lookup) == MSB_OK)
+		snprintf(out, size, "%s", digest);
 	msb_error_clear(&lookup);
 	return MSB_OK;
 }
