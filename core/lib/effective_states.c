@@ -78,13 +78,14 @@ static json_t *state_object(const msb_effective_state *st)
 	const char *iso = msb_word_name(MSB_AXIS_ISOLATION, st->isolation);
 	const char *scope = msb_word_name(MSB_AXIS_SCOPE, st->scope);
 	const char *egress = msb_word_name(MSB_AXIS_EGRESS, st->egress);
-	return json_pack("{s:s?, s:s?, s:s?, s:s?, s:o?, s:o?, s:o?, s:o?, s:s?}",
+	return json_pack("{s:s?, s:s?, s:s?, s:s?, s:o?, s:o?, s:o?, s:o?, s:s?, s:s?}",
 			 "backend", st->backend, "isolation", iso, "scope", scope, "egress", egress,
 			 "egress_allow", string_array(st->egress_allow),
 			 "capabilities_asked", word_array(MSB_AXIS_CAPABILITY, st->capabilities_asked),
 			 "capabilities_declared",
 			 word_array(MSB_AXIS_CAPABILITY, st->capabilities_declared),
-			 "host_tools", string_array(st->host_tools), "call", st->call);
+			 "host_tools", string_array(st->host_tools), "call", st->call,
+			 "image_digest", st->image_digest);
 }
 
 static msb_errc append_json(json_t *v, msb_buf *out, msb_error *err)

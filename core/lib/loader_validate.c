@@ -146,6 +146,43 @@ static msb_errc check_declarations(msb_plugin *p, const struct msb_backend_v27 *
 	return MSB_OK;
 }
 
+/*
+ * The appended `images` declaration (issue 21): NULL, or at most 64 image names, each 1 to
+ * 128 of [A-Za-z0-9._:-]. The router compares a spec's image against them on every route,
+ * so a list that is not what it says is refused here, once, naming the entry.
+ */
+#define MAX_DECLARED_IMAGES 64
+static msb_errc check_images(msb_plugin *p, const struct msb_backend_v27 *d, msb_error *err)
+{
+	if (!MSB_BACKEND_HAS(d, images) || !d->images)
+		return MSB_OK;
+	if ((uintptr_t)d->images % _Alignof(const char *) != 0)
+		return msb_error_set(err, NOT_PERMITTED, "plugin %s: %s.images is at a misaligned "
+				     "address: it is not a NULL-terminated array of image names",
+				     p->file, MSB_BACKEND_SYMBOL);
+	size_t i = 0;
+	for (; d->images[i]; i++) {
+		const char *name = d->images[i];
+		size_t len = strnlen(name, 129);
+		bool ok = len >= 1 && len <= 128;
+		for (size_t j = 0; ok && j < len; j++)
+			ok = (name[j] >= 'a' && name[j] <= 'z') || (name[j] >= 'A' && name[j] <= 'Z') ||
+			     (name[j] >= '0' && name[j] <= '9') || strchr("._:-", name[j]);
+		if (!ok) {
+			char shown[64];
+			msb_plugin_escape(name, len < 48 ? len : 48, shown, sizeof shown);
+			return msb_error_set(err, NOT_PERMITTED, "plugin %s: %s.images[%zu] '%s' is not "
+					     "an image name (1 to 128 of A-Z, a-z, 0-9, '.', '_', ':', '-')",
+					     p->file, MSB_BACKEND_SYMBOL, i, shown);
+		}
+		if (i + 1 >= MAX_DECLARED_IMAGES)
+			return msb_error_set(err, NOT_PERMITTED, "plugin %s: %s.images names more than "
+					     "%d images, or is not NULL-terminated", p->file,
+					     MSB_BACKEND_SYMBOL, MAX_DECLARED_IMAGES - 1);
+	}
+	return MSB_OK;
+}
+
 #define OP(field) { #field, offsetof(struct msb_backend_v27, field) }
 typedef struct op_field {
 	const char *name;
@@ -410,6 +447,8 @@ msb_errc msb_plugin_validate(msb_plugin *p, msb_error *err)
 		rc = check_identity(p, d, err);
 	if (rc == MSB_OK)
 		rc = check_declarations(p, d, err);
+	if (rc == MSB_OK)
+		rc = check_images(p, d, err);
 	if (rc == MSB_OK)
 		rc = check_mandatory(p, d, err);
 	if (rc == MSB_OK)

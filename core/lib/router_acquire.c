@@ -25,6 +25,7 @@ struct router_entry {
 	uint64_t hash;
 	const msb_backend *backend;
 	const char *scope, *thread_id, *agent_dir, *call_id, *kind; /* in `strings` */
+	const char *digest;     /* the image digest the slot was acquired at ("": none); in `strings` */
 	char *strings;
 	enum entry_state state;
 	bool linked;            /* reachable from the table */
@@ -124,14 +125,74 @@ static void entry_unlink(msb_router *r, struct router_entry *e)
 	e->linked = false;
 }
 
+static bool entry_is(const struct router_entry *e, uint64_t hash, const msb_key *key,
+		     const char *kind, const msb_backend *b)
+{
+	return e->hash == hash && e->backend == b && strcmp(e->kind, kind) == 0 &&
+	       key_is(key, e->scope, e->thread_id, e->agent_dir, e->call_id);
+}
+
 static struct router_entry *entry_find(msb_router *r, uint64_t hash, const msb_key *key,
-				       const char *kind, const msb_backend *b)
+				       const char *kind, const msb_backend *b, const char *digest)
 {
 	for (struct router_entry *e = r->buckets[hash % ROUTER_BUCKETS]; e; e = e->next)
-		if (e->hash == hash && e->backend == b && strcmp(e->kind, kind) == 0 &&
-		    key_is(key, e->scope, e->thread_id, e->agent_dir, e->call_id))
+		if (entry_is(e, hash, key, kind, b) && strcmp(e->digest, digest) == 0)
 			return e;
 	return NULL;
+}
+
+/*
+ * Under the lock: unlink every entry of one bucket chain that `match` accepts, chaining onto
+ * *doomed those nothing references, for freeing unlocked.
+ */
+static void unlink_in_chain(struct router_entry **pp,
+			    bool (*match)(const struct router_entry *, const void *), const void *arg,
+			    struct router_entry **doomed)
+{
+	while (*pp) {
+		struct router_entry *e = *pp;
+		if (!match(e, arg)) {
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		e->next = NULL;
+		e->linked = false;
+		if (entry_unreferenced(e)) {
+			e->next = *doomed;
+			*doomed = e;
+		}
+	}
+}
+
+struct stale_match {
+	uint64_t hash;
+	const msb_key *key;
+	const char *kind, *digest;
+	const msb_backend *b;
+};
+
+static bool match_stale(const struct router_entry *e, const void *arg)
+{
+	const struct stale_match *m = arg;
+	return entry_is(e, m->hash, m->key, m->kind, m->b) && strcmp(e->digest, m->digest) != 0 &&
+	       e->state != ENTRY_PENDING;
+}
+
+/*
+ * Under the lock: unlink every settled entry of (key, kind, b) acquired at another image
+ * digest — the image was re-imported under its name, and a sandbox started from the old one
+ * must not be served again. Holders of its slot keep it until they release it. Returns the
+ * chain of those nothing references, for freeing unlocked.
+ */
+static struct router_entry *entry_unlink_stale(msb_router *r, uint64_t hash, const msb_key *key,
+					       const char *kind, const msb_backend *b,
+					       const char *digest)
+{
+	const struct stale_match m = { hash, key, kind, digest, b };
+	struct router_entry *doomed = NULL;
+	unlink_in_chain(&r->buckets[hash % ROUTER_BUCKETS], match_stale, &m, &doomed);
+	return doomed;
 }
 
 static struct router_unclean *unclean_find(msb_router *r, const msb_key *key)
@@ -246,9 +307,15 @@ static msb_errc create_slot(msb_router *r, const msb_backend *b, const msb_key *
 	return MSB_OK;
 }
 
-/* Get-or-create the slot for (key, kind, b): one backend acquire however many race. */
+static void free_chain(struct router_entry *e);
+
+/*
+ * Get-or-create the slot for (key, kind, b) at image `digest`: one backend acquire however
+ * many race, and a fresh one when the image's digest moved since the cached slot's.
+ */
 static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key,
-			 const msb_spec *spec, struct router_slot **out, bool *pooled, msb_error *err)
+			 const msb_spec *spec, const char *digest, struct router_slot **out,
+			 bool *pooled, msb_error *err)
 {
 	uint64_t hash = entry_hash(key, spec->kind, b);
 	pthread_mutex_lock(&r->lock);
@@ -257,7 +324,7 @@ static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key
 		pthread_mutex_unlock(&r->lock);
 		return unclean;
 	}
-	struct router_entry *e = entry_find(r, hash, key, spec->kind, b);
+	struct router_entry *e = entry_find(r, hash, key, spec->kind, b, digest);
 	if (e) {
 		e->waiters++;
 		while (e->state == ENTRY_PENDING)
@@ -276,13 +343,16 @@ static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key
 			entry_free(e);
 		return rc;
 	}
+	struct router_entry *stale = entry_unlink_stale(r, hash, key, spec->kind, b, digest);
 	e = calloc(1, sizeof *e);
-	const char *parts[5] = { key->scope, key->thread_id, key->agent_dir, key->call_id, spec->kind };
-	const char *copies[5];
-	char *strings = e ? strings_join(parts, copies, 5) : NULL;
+	const char *parts[6] = { key->scope, key->thread_id, key->agent_dir, key->call_id, spec->kind,
+				 digest };
+	const char *copies[6];
+	char *strings = e ? strings_join(parts, copies, 6) : NULL;
 	if (!strings) {
 		pthread_mutex_unlock(&r->lock);
 		free(e);
+		free_chain(stale);
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	}
 	e->strings = strings;
@@ -291,6 +361,7 @@ static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key
 	e->agent_dir = copies[2];
 	e->call_id = copies[3];
 	e->kind = copies[4];
+	e->digest = copies[5];
 	e->hash = hash;
 	e->backend = b;
 	e->state = ENTRY_PENDING;
@@ -298,6 +369,7 @@ static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key
 	e->next = r->buckets[hash % ROUTER_BUCKETS];
 	r->buckets[hash % ROUTER_BUCKETS] = e;
 	pthread_mutex_unlock(&r->lock);
+	free_chain(stale);
 
 	struct router_slot *slot = NULL;
 	msb_error local = MSB_ERROR_INIT;
@@ -332,14 +404,16 @@ static msb_errc slot_get(msb_router *r, const msb_backend *b, const msb_key *key
 }
 
 static msb_errc sandbox_wrap(struct router_slot *slot, const msb_key *key, const msb_spec *spec,
-			     msb_scope scope, const char *call, msb_sandbox **out, msb_error *err)
+			     msb_scope scope, const char *call, const char *digest, msb_sandbox **out,
+			     msb_error *err)
 {
 	msb_sandbox *s = calloc(1, sizeof *s);
 	if (!s)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
-	const char *parts[5] = { key->scope, key->thread_id, key->agent_dir, key->call_id, call };
-	const char *copies[5];
-	s->strings = strings_join(parts, copies, 5);
+	const char *parts[6] = { key->scope, key->thread_id, key->agent_dir, key->call_id, call,
+				 digest };
+	const char *copies[6];
+	s->strings = strings_join(parts, copies, 6);
 	if (!s->strings || router_spec_copy(spec, &s->spec, &s->spec_storage, err) != MSB_OK) {
 		free(s->strings);
 		free(s);
@@ -358,6 +432,7 @@ static msb_errc sandbox_wrap(struct router_slot *slot, const msb_key *key, const
 		.capabilities_declared = b->decl.capabilities,
 		.call = call ? copies[4] : NULL,
 		.host_tools = no_hosts,
+		.image_digest = *digest ? copies[5] : NULL,
 	};
 	s->slot = slot;
 	*out = s;
@@ -365,7 +440,8 @@ static msb_errc sandbox_wrap(struct router_slot *slot, const msb_key *key, const
 }
 
 static void observe_acquired(const msb_router *r, const msb_key *key, const msb_spec *spec,
-			     const msb_backend *b, const char *call, bool pooled, msb_errc rc)
+			     const msb_backend *b, const char *call, const char *digest, bool pooled,
+			     msb_errc rc)
 {
 	const msb_observer *o = r->opt.observer;
 	if (!o || !o->sandbox_acquired)
@@ -379,8 +455,42 @@ static void observe_acquired(const msb_router *r, const msb_key *key, const msb_
 		.scope = router_effective_scope(r, spec),
 		.refusal = rc ? msb_errc_name(rc) : NULL,
 		.pooled = pooled,
+		.image_digest = digest && *digest ? digest : NULL,
 	};
 	msb_observer_sandbox_acquired(o, &event);
+}
+
+/*
+ * What the backend says the spec's image resolves to now (msb/backend.h, image_digest):
+ * "" when its plugin predates the operation or the image has no content address. Anything
+ * but "" or a digest's shape is the backend's error, not something to key a table by.
+ */
+static msb_errc image_digest(const msb_backend *b, const msb_spec *spec, char *out,
+			     msb_error *err)
+{
+	out[0] = '\0';
+	msb_errc (*op)(msb_backend_instance *, const msb_spec *, char *, size_t, msb_error *) =
+		MSB_BACKEND_OP(b->ops, image_digest);
+	if (!op)
+		return MSB_OK;
+	msb_errc rc = op(b->self, spec, out, MSB_IMAGE_DIGEST_SIZE, err);
+	if (rc != MSB_OK) {
+		out[0] = '\0';
+		rc = msb_backend_result("image_digest", rc, err);
+		return rc ? rc : MSB_E_BACKEND;
+	}
+	out[MSB_IMAGE_DIGEST_SIZE - 1] = '\0';
+	size_t len = strlen(out);
+	bool ok = len == 0 || (len == MSB_IMAGE_DIGEST_SIZE - 1 && strncmp(out, "sha256:", 7) == 0 &&
+			       strspn(out + 7, "0123456789abcdef") == 64);
+	if (ok)
+		return MSB_OK;
+	char shown[96];
+	msb_plugin_escape(out, len < 80 ? len : 80, shown, sizeof shown);
+	out[0] = '\0';
+	return msb_error_set(err, MSB_E_BACKEND, "sandbox backend '%s' answered image_digest with "
+			     "'%s', which is neither empty nor \"sha256:\" and 64 lowercase hex digits",
+			     b->name, shown);
 }
 
 msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_spec *spec,
@@ -390,6 +500,7 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 	const char *call = key && key->call_id && *key->call_id ? key->call_id : NULL;
 	const msb_backend *b = NULL;
 	bool pooled = false;
+	char digest[MSB_IMAGE_DIGEST_SIZE] = "";
 	msb_errc rc;
 	if (!spec) {
 		rc = msb_error_set(err, MSB_E_VALUE, "acquire: no spec given; the spec is the workload "
@@ -430,14 +541,17 @@ msb_errc msb_router_acquire(msb_router *router, const msb_key *key, const msb_sp
 		}
 		effective.call_id = call;
 	}
-	struct router_slot *slot = NULL;
-	if ((rc = slot_get(router, b, &effective, spec, &slot, &pooled, err)))
+	if ((rc = image_digest(b, spec, digest, err)))
 		goto done;
-	rc = sandbox_wrap(slot, &effective, spec, scope, call, out, err);
+	struct router_slot *slot = NULL;
+	if ((rc = slot_get(router, b, &effective, spec, digest, &slot, &pooled, err)))
+		goto done;
+	rc = sandbox_wrap(slot, &effective, spec, scope, call, digest, out, err);
 	if (rc)
 		router_slot_unref(slot);
 done:
-	observe_acquired(router, key ? key : &(msb_key){ 0 }, spec, b, call, pooled && rc == MSB_OK, rc);
+	observe_acquired(router, key ? key : &(msb_key){ 0 }, spec, b, call, rc ? NULL : digest,
+			 pooled && rc == MSB_OK, rc);
 	return rc;
 }
 
@@ -447,23 +561,8 @@ static struct router_entry *unlink_matching(msb_router *r,
 					    const void *arg)
 {
 	struct router_entry *doomed = NULL;
-	for (size_t i = 0; i < ROUTER_BUCKETS; i++) {
-		struct router_entry **pp = &r->buckets[i];
-		while (*pp) {
-			struct router_entry *e = *pp;
-			if (!match(e, arg)) {
-				pp = &e->next;
-				continue;
-			}
-			*pp = e->next;
-			e->next = NULL;
-			e->linked = false;
-			if (entry_unreferenced(e)) {
-				e->next = doomed;
-				doomed = e;
-			}
-		}
-	}
+	for (size_t i = 0; i < ROUTER_BUCKETS; i++)
+		unlink_in_chain(&r->buckets[i], match, arg, &doomed);
 	return doomed;
 }
 

@@ -3,10 +3,10 @@
  *
  * Order is the seed's: the denials (statements about the spec against this host's posture,
  * so no backend property softens them), then per backend the floor, capabilities, OS family,
- * transfer ceilings, egress and isolation scope. Each check is a few bit and integer
- * comparisons on declarations the loader resolved once, and nothing is formatted or
- * allocated unless a refusal is being reported: ensure_can_serve on a spec that passes is
- * on a host's per-call path.
+ * the images it runs (when it states them), transfer ceilings, egress and isolation scope.
+ * Each check is a few bit and integer (for images, string) comparisons on declarations the
+ * loader resolved once, and nothing is formatted or allocated unless a refusal is being
+ * reported: ensure_can_serve on a spec that passes is on a host's per-call path.
  *
  * The closed-egress-vs-allowlist-spec warning. The seed's quickstart still says
  * ensure_can_serve buys "the closed-egress-vs-allowlist-spec warning, which acquire
@@ -167,6 +167,47 @@ static msb_errc check_os_family(const msb_backend *b, const msb_spec *spec, msb_
 			     spec->kind, word(MSB_AXIS_OS_FAMILY, spec->requires_os_family));
 }
 
+/*
+ * A backend that states the images it can run (msb/backend.h: `images`, appended for issue
+ * 21) refuses a spec naming another here, at route time, rather than at its first command
+ * or its acquire: the process backend shares the host's filesystem and so has the host's
+ * image alone. SandboxCapabilityNotSupported, because that is the seed's refusal for a
+ * backend lacking what a workload needs (running that image), and it is what per_spec
+ * falls through on to the next backend. A spec naming no image asks for the default.
+ */
+static bool serves_image(const msb_backend *b, const msb_spec *spec)
+{
+	const char *const *images = MSB_BACKEND_HAS(b->ops, images) ? b->ops->images : NULL;
+	if (!images || !spec->image || !*spec->image)
+		return true;
+	for (; *images; images++)
+		if (strcmp(*images, spec->image) == 0)
+			return true;
+	return false;
+}
+
+static msb_errc check_image(const msb_backend *b, const msb_spec *spec, msb_error *err)
+{
+	if (serves_image(b, spec))
+		return MSB_OK;
+	if (!err)
+		return MSB_E_CAPABILITY_NOT_SUPPORTED;
+	char names[256] = "";
+	size_t n = 0;
+	for (const char *const *i = b->ops->images; *i && n < sizeof names; i++)
+		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", *i);
+	return msb_error_set(err, MSB_E_CAPABILITY_NOT_SUPPORTED,
+			     "sandbox backend '%s' cannot run image '%s', which the '%s' workload names: "
+			     "it runs only the images it declares (%s)%s. Refused at route time rather "
+			     "than at the first command; serve the workload on a backend that runs "
+			     "images from the store (bwrap, gvisor, qemu)",
+			     b->name, spec->image, spec->kind, names,
+			     strcmp(names, "host") == 0
+				     ? ", because its sandboxes share the host's filesystem and so have "
+				       "no root but the host's to run a program from"
+				     : "");
+}
+
 static msb_errc check_one_direction(const msb_backend *b, const msb_spec *spec, const char *direction,
 				    const msb_transfer_limits *ask, const msb_transfer_limits *ceiling,
 				    msb_error *err)
@@ -253,7 +294,8 @@ msb_errc router_check_backend(const msb_router *r, const msb_backend *b, const m
 	msb_errc rc;
 	if ((rc = check_floor(r, b, spec, err)) || (rc = check_capabilities(b, spec, err)) ||
 	    (rc = check_streaming(b, spec, err)) ||
-	    (rc = check_os_family(b, spec, err)) || (rc = check_limits(b, spec, err)) ||
+	    (rc = check_os_family(b, spec, err)) || (rc = check_image(b, spec, err)) ||
+	    (rc = check_limits(b, spec, err)) ||
 	    (rc = check_egress(b, spec, err)) || (rc = check_scope(r, b, spec, err)))
 		return rc;
 	return MSB_OK;
@@ -317,7 +359,7 @@ static inline bool passes(const msb_backend *b, const msb_spec *spec, msb_isolat
 	       msb_transfer_limits_within(&spec->files_in, &d->limits.files_in) &&
 	       msb_transfer_limits_within(&spec->files_out, &d->limits.files_out) &&
 	       (d->egress_modes & MSB_BIT(spec->egress)) && (d->isolation_scopes & scope_bit) &&
-	       (!spec->streaming || MSB_BACKEND_OP(b->ops, exec_stream));
+	       (!spec->streaming || MSB_BACKEND_OP(b->ops, exec_stream)) && serves_image(b, spec);
 }
 
 msb_errc router_route(const msb_router *r, const msb_spec *spec, const msb_backend **chosen,

@@ -330,6 +330,22 @@ static msb_errc bwrap_identity(void *p, const msb_spec *spec, char *out, size_t 
 	return msb_images_identity(&ctx->cfg.images, "bwrap", spec->image, out, size, err);
 }
 
+/* The store image's digest (msb/backend.h image_digest), for the observer and the router. */
+static msb_errc bwrap_image_digest(void *p, const msb_spec *spec, char *out, size_t size,
+				msb_error *err)
+{
+	const bwrap_ctx *ctx = p;
+	return msb_images_digest(&ctx->cfg.images, spec->image, out, size, err);
+}
+
+/* The store image's Env, for every command the agent runs (msb/image.h). */
+static msb_errc bwrap_image_config(void *p, const msb_spec *spec, const char *const **env,
+				msb_error *err)
+{
+	const bwrap_ctx *ctx = p;
+	return msb_images_env(&ctx->cfg.images, spec->image, env, err);
+}
+
 static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	bwrap_ctx *ctx = p;
@@ -443,6 +459,8 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 	b.stop = bwrap_stop;
 	b.pid_ends_all = true;
 	b.identity = bwrap_identity;
+	b.image_digest = bwrap_image_digest;
+	b.image_config = bwrap_image_config;
 	/* The proxy's socket directory is bound in (bwrap_argv.c); the namespace is loopback. */
 	b.egress = true;
 	/*

@@ -93,6 +93,22 @@ static msb_errc gvisor_identity(void *p, const msb_spec *spec, char *out, size_t
 	return msb_images_identity(&ctx->images, "gvisor", spec->image, out, size, err);
 }
 
+/* The store image's digest (msb/backend.h image_digest), for the observer and the router. */
+static msb_errc gvisor_image_digest(void *p, const msb_spec *spec, char *out, size_t size,
+				msb_error *err)
+{
+	const gvisor_ctx *ctx = p;
+	return msb_images_digest(&ctx->images, spec->image, out, size, err);
+}
+
+/* The store image's Env, for every command the agent runs (msb/image.h). */
+static msb_errc gvisor_image_config(void *p, const msb_spec *spec, const char *const **env,
+				msb_error *err)
+{
+	const gvisor_ctx *ctx = p;
+	return msb_images_env(&ctx->images, spec->image, env, err);
+}
+
 static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	const gvisor_ctx *ctx = p;
@@ -332,6 +348,8 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	b.stop = gvisor_stop;
 	b.alive = gvisor_alive;
 	b.identity = gvisor_identity;
+	b.image_digest = gvisor_image_digest;
+	b.image_config = gvisor_image_config;
 	/* Stop kills by cgroup, which holds every process the sandbox has: no SHUTDOWN first. */
 	b.pid_ends_all = true;
 	b.configure = parse_config;

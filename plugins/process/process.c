@@ -148,7 +148,11 @@ static msb_errc egress_dir_own(const msb_driver_box *box, long uid, long gid, ch
 static msb_errc process_start(void *ctx, const msb_driver_box *box, msb_error *err)
 {
 	const process_ctx *pc = ctx;
-	/* A process shares the host's filesystem: the host's is the one image it can run. */
+	/*
+	 * A process shares the host's filesystem: the host's is the one image it can run. The
+	 * router refuses any other at route time (the descriptor's `images`); this is for a
+	 * host that calls the plugin without a router.
+	 */
 	const char *image = box->spec->image;
 	if (image && *image && strcmp(image, "host"))
 		return msb_error_set(err, MSB_E_VALUE, "backend process: image \"%s\" refused: a "
@@ -385,4 +389,7 @@ MSB_BACKEND_DEFINE(
 	.declarations = MSB_DRIVER_EGRESS_DECLARATIONS,
 	.init = process_init,
 	MSB_DRIVER_OPERATIONS,
-	.adopt = msb_driver_adopt);
+	.adopt = msb_driver_adopt,
+	/* The host's filesystem is the one root it has: any other image is refused at route
+	 * time by the router (SandboxCapabilityNotSupported), before a sandbox is started. */
+	.images = MSB_WORDS("host"));

@@ -52,6 +52,7 @@ static void ctx_free(void *p)
 		return;
 	free(ctx->guest_dir);
 	free(ctx->images_dir);
+	msb_images_free(&ctx->env_images);
 	free(ctx->mkfs_erofs);
 	qemu_image_run_code_free(ctx);
 	free(ctx->init_path);
@@ -421,16 +422,22 @@ static msb_errc qemu_identity(void *p, const msb_spec *spec, char *out, size_t s
 	out[0] = '\0';
 	if (!spec->image || !*spec->image || !strcmp(spec->image, "busybox"))
 		return MSB_OK;
-	msb_image_record rec;
+	char digest[MSB_IMAGE_DIGEST_LEN + 1];
 	msb_error lookup = MSB_ERROR_INIT;
 	/* Not found is the start's refusal to make, with its own words; nothing recorded. */
-	if (msb_image_inspect(ctx->images_dir, spec->image, &rec, &lookup) == MSB_OK) {
-		snprintf(out, size, "%s", rec.digest);
-		msb_image_record_free(&rec);
-	}
+	if (msb_image_digest(ctx->images_dir, spec->image, digest, &lookup) == MSB_OK)
+		snprintf(out, size, "%s", digest);
 	msb_error_clear(&lookup);
 	(void)err;
 	return MSB_OK;
+}
+
+/* The store image's Env, for every command the guest agent runs (msb/image.h). */
+static msb_errc qemu_image_config(void *p, const msb_spec *spec, const char *const **env,
+				  msb_error *err)
+{
+	const qemu_ctx *ctx = p;
+	return msb_images_env(&ctx->env_images, spec->image, env, err);
 }
 
 static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_config *driver,
@@ -501,8 +508,9 @@ static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_c
 	ctx->qemu = strdup(qemu ? qemu : "/usr/bin/qemu-system-x86_64");
 	ctx->images_dir = strdup(images ? images : msb_image_store_default_dir());
 	ctx->mkfs_erofs = strdup(mkfs ? mkfs : "/usr/bin/mkfs.erofs");
+	ctx->env_images.store = ctx->images_dir ? strdup(ctx->images_dir) : NULL;
 	if (!ctx->guest_dir || !ctx->init_path || !ctx->relay_path || !ctx->qemu ||
-	    !ctx->images_dir || !ctx->mkfs_erofs)
+	    !ctx->images_dir || !ctx->mkfs_erofs || !ctx->env_images.store)
 		return msb_error_set(err, MSB_E_NOMEM, "out of memory");
 	return MSB_OK;
 }
@@ -531,6 +539,8 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.alive = qemu_alive;
 	b.identity = qemu_identity;
 	b.snapshot_save = qemu_snapshot_save;
+	b.image_digest = qemu_identity; /* its identity is the digest */
+	b.image_config = qemu_image_config;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
 	/*

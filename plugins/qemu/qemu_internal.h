@@ -11,6 +11,7 @@
 
 #include <msb/backend.h>
 #include <msb/driver.h>
+#include <msb/image.h>
 
 /* The backend's own `config:` keys, beside the driver's. */
 #define QEMU_CONFIG_KEYS "guest_dir", "init", "relay", "qemu", "memory", "accel", "boot_timeout", \
@@ -36,6 +37,7 @@ typedef struct qemu_ctx {
 	char **template_warmup;   /* template_warmup: sh commands run before the save */
 	msb_host host;            /* the host's log, for the line a template fallback writes */
 	bool has_host;
+	msb_images env_images; /* .store = images_dir: the store images' Env, kept (msb/image.h) */
 } qemu_ctx;
 
 /* One image_run_code: entry (the image's own runtime, where `run_code:` is busybox's sh). */

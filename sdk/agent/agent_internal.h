@@ -26,6 +26,8 @@ typedef struct agent_conf {
 	pid_t supervisor;         /* the process that owns every command (the subreaper) */
 	bool statx_fix;           /* agent_statx_shim() at start: commands preload the shim */
 	bool egress_proxy;        /* commands get HTTP(S)_PROXY for the egress forwarder */
+	char **image_env;         /* --env: the image config's Env, "K=V" each, NULL-terminated */
+	size_t n_image_env;
 } agent_conf;
 
 extern agent_conf agent;

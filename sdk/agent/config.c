@@ -87,6 +87,10 @@ msb_errc msb_agent_config_argv(const char *binary, const char *mode, const char 
 		add(b, "--path");
 		add(b, c->path_env);
 	}
+	for (const char *const *e = c->image_env; e && *e; e++) {
+		add(b, "--env");
+		add(b, *e);
+	}
 	if (c->uid >= 0)
 		add_num(b, "--uid", "%u", 0, (uint64_t)c->uid);
 	if (c->gid >= 0)

@@ -100,6 +100,7 @@ msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, cons
 	c.work_dir = work_dir ? work_dir : box->work_dir;
 	c.work_alias = work_alias;
 	msb_driver_egress_agent_config(box, &c);
+	c.image_env = box->image_env;
 	return msb_agent_config_argv(box->config->agent_path, mode, mode_arg, &c, ready_fd, argv,
 				     err);
 }
@@ -160,8 +161,11 @@ static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const d
 	p->box.greeted = &greeted;
 	if (rc == MSB_OK)
 		rc = driver_egress_prepare(inst, p, spec, err);
+	if (rc == MSB_OK && inst->boundary.image_config)
+		rc = inst->boundary.image_config(inst->boundary.ctx, spec, &p->box.image_env, err);
 	if (rc == MSB_OK)
 		rc = inst->boundary.start(inst->boundary.ctx, &p->box, err);
+	p->box.image_env = NULL;
 	p->box.spec = NULL;
 	p->box.greeted = NULL;
 	p->box.egress_socket = NULL;

@@ -123,3 +123,13 @@ msb_errc msb_driver_bg_list(msb_sandbox_handle *h, msb_bg_list *out, msb_error *
 {
 	return said(h, msb_agent_bg_list(h->client, out, err), err);
 }
+
+msb_errc msb_driver_image_digest(msb_backend_instance *inst, const msb_spec *spec, char *out,
+				 size_t size, msb_error *err)
+{
+	if (size)
+		out[0] = '\0';
+	if (!inst->boundary.image_digest || !size)
+		return MSB_OK;
+	return inst->boundary.image_digest(inst->boundary.ctx, spec, out, size, err);
+}

@@ -96,6 +96,20 @@ static void push_run_code(options *o, const char *arg)
 	agent.run_code = v;
 }
 
+/* The image's Env: a name, '=', anything; at most 1024 entries. */
+static void push_env(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg || agent.n_image_env >= 1024)
+		die("--env needs NAME=VALUE (at most 1024): %.64s", arg);
+	char **v = realloc(agent.image_env, (agent.n_image_env + 2) * sizeof *v);
+	if (!v)
+		die("%s", "out of memory");
+	v[agent.n_image_env++] = (char *)arg;
+	v[agent.n_image_env] = NULL;
+	agent.image_env = v;
+}
+
 static void parse_args(int argc, char **argv, options *o)
 {
 	for (int i = 1; i < argc; i++) {
@@ -135,6 +149,8 @@ static void parse_args(int argc, char **argv, options *o)
 			agent.rlimits.fsize_bytes = parse_u64(f, v);
 		else if (!strcmp(f, "--path"))
 			agent.path_env = v;
+		else if (!strcmp(f, "--env"))
+			push_env(v);
 		else if (!strcmp(f, "--uid"))
 			o->uid = (long)parse_u64(f, v);
 		else if (!strcmp(f, "--gid"))

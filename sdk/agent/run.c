@@ -60,21 +60,42 @@ typedef struct stream {
 	bool truncated;
 } stream;
 
+/* Whether `list` (n entries) sets the variable `entry` ("NAME=…") names. */
+static bool env_sets(char *const *list, size_t n, const char *entry)
+{
+	size_t len = strcspn(entry, "=");
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(list[i], entry, len) == 0 && list[i][len] == '=')
+			return true;
+	return false;
+}
+
+/*
+ * The command's environment: the request's own variables; then the image config's Env
+ * (--env) for every name the request does not set — except HOME, which is the spec's
+ * work_dir as it always was (the spec wins over the image); then the agent's defaults
+ * (PATH, HOME, LANG) for what neither set, and the egress proxy variables.
+ */
 static char **build_env(char *const *extra, const char *home)
 {
 	size_t n = 0;
 	while (extra && extra[n])
 		n++;
-	char **env = calloc(n + 5 + 6, sizeof *env);
+	char **env = calloc(n + agent.n_image_env + 5 + 6, sizeof *env);
 	if (!env)
 		return NULL;
 	size_t k = 0;
 	bool has_path = false, has_home = false, has_preload = false;
-	for (size_t i = 0; i < n; i++) {
-		has_path |= strncmp(extra[i], "PATH=", 5) == 0;
-		has_home |= strncmp(extra[i], "HOME=", 5) == 0;
-		has_preload |= strncmp(extra[i], "LD_PRELOAD=", 11) == 0;
+	for (size_t i = 0; i < n; i++)
 		env[k++] = extra[i];
+	for (size_t i = 0; i < agent.n_image_env; i++)
+		if (strncmp(agent.image_env[i], "HOME=", 5) != 0 &&
+		    !env_sets(env, k, agent.image_env[i]))
+			env[k++] = agent.image_env[i];
+	for (size_t i = 0; i < k; i++) {
+		has_path |= strncmp(env[i], "PATH=", 5) == 0;
+		has_home |= strncmp(env[i], "HOME=", 5) == 0;
+		has_preload |= strncmp(env[i], "LD_PRELOAD=", 11) == 0;
 	}
 	/* A kernel whose statx refuses AT_NO_AUTOMOUNT: see statx_fix.c. A caller's own
 	 * LD_PRELOAD is theirs to keep. */

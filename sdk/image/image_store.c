@@ -204,6 +204,17 @@ static msb_errc name_read(const char *store, const char *name, char hex[65], msb
 	return rc;
 }
 
+msb_errc msb_image_digest(const char *store, const char *name,
+			  char out[MSB_IMAGE_DIGEST_LEN + 1], msb_error *err)
+{
+	char hex[65];
+	out[0] = '\0';
+	msb_errc rc = name_read(store, name, hex, err);
+	if (!rc)
+		snprintf(out, MSB_IMAGE_DIGEST_LEN + 1, "sha256:%s", hex);
+	return rc;
+}
+
 msb_errc msb_image_inspect(const char *store, const char *name, msb_image_record *out,
 			   msb_error *err)
 {

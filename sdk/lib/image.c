@@ -14,7 +14,9 @@
 
 /* A root resolved from the store: kept for the msb_images' lifetime, as resolve promises. */
 struct msb_images_seen {
-	char *root;
+	char *root;     /* a resolved root; NULL in an Env entry */
+	char **env;     /* an image's filtered Env, NULL-terminated; NULL in a root entry */
+	char digest[MSB_IMAGE_DIGEST_LEN + 1]; /* whose Env */
 	struct msb_images_seen *next;
 };
 
@@ -93,7 +95,8 @@ msb_errc msb_images_resolve(const msb_images *images, const char *backend, const
 		struct msb_images_seen *seen;
 		msb_errc rc = MSB_OK;
 		pthread_mutex_lock(&seen_lock);
-		for (seen = images->seen; seen && strcmp(seen->root, rec.root); seen = seen->next)
+		for (seen = images->seen; seen && (!seen->root || strcmp(seen->root, rec.root));
+		     seen = seen->next)
 			;
 		if (!seen && (seen = calloc(1, sizeof *seen))) {
 			seen->root = rec.root;
@@ -131,6 +134,77 @@ msb_errc msb_images_identity(const msb_images *images, const char *backend, cons
 	return rc;
 }
 
+msb_errc msb_images_digest(const msb_images *images, const char *image, char *out, size_t size,
+			   msb_error *err)
+{
+	(void)err;
+	if (size)
+		out[0] = '\0';
+	if (!size || !image || !*image || !strcmp(image, "host"))
+		return MSB_OK;
+	for (size_t i = 0; i < images->len; i++)
+		if (!strcmp(images->list[i].name, image))
+			return MSB_OK; /* a directory an operator keeps has no content address */
+	char digest[MSB_IMAGE_DIGEST_LEN + 1];
+	msb_error lookup = MSB_ERROR_INIT;
+	/* The name file alone: this runs before every acquire of the image. */
+	if (images->store && msb_image_digest(images->store, image, digest, &lookup) == MSB_OK)
+		snprintf(out, size, "%s", digest);
+	msb_error_clear(&lookup);
+	return MSB_OK;
+}
+
+/* An Env entry a command can be given: NAME=VALUE, NAME of [A-Za-z0-9_] not starting with a digit. */
+static bool env_entry_ok(const char *e)
+{
+	size_t n = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+	return n > 0 && e[n] == '=' && !(e[0] >= '0' && e[0] <= '9') && strlen(e) < 4096;
+}
+
+msb_errc msb_images_env(const msb_images *images, const char *image, const char *const **env,
+			msb_error *err)
+{
+	*env = NULL;
+	if (!image || !*image || !strcmp(image, "host"))
+		return MSB_OK;
+	for (size_t i = 0; i < images->len; i++)
+		if (!strcmp(images->list[i].name, image))
+			return MSB_OK; /* a configured directory has no config */
+	msb_image_record rec;
+	msb_error lookup = MSB_ERROR_INIT;
+	if (!images->store || msb_image_inspect(images->store, image, &rec, &lookup) != MSB_OK) {
+		msb_error_clear(&lookup);
+		return MSB_OK;
+	}
+	msb_errc rc = MSB_OK;
+	pthread_mutex_lock(&seen_lock);
+	struct msb_images_seen *seen = images->seen;
+	while (seen && (!seen->env || strcmp(seen->digest, rec.digest)))
+		seen = seen->next;
+	if (!seen && rec.n_env && (seen = calloc(1, sizeof *seen))) {
+		seen->env = calloc(rec.n_env + 1, sizeof *seen->env);
+		size_t k = 0;
+		/* What the agent could not take as NAME=VALUE is dropped, not passed on. */
+		for (size_t i = 0; seen->env && i < rec.n_env; i++)
+			if (env_entry_ok(rec.env[i]) && !(seen->env[k] = strdup(rec.env[i])))
+				break;
+			else if (env_entry_ok(rec.env[i]))
+				k++;
+		snprintf(seen->digest, sizeof seen->digest, "%s", rec.digest);
+		seen->next = images->seen;
+		((msb_images *)images)->seen = seen;
+		if (!seen->env)
+			rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	} else if (!seen && rec.n_env) {
+		rc = msb_error_set(err, MSB_E_NOMEM, "out of memory");
+	}
+	if (rc == MSB_OK && seen)
+		*env = (const char *const *)seen->env;
+	pthread_mutex_unlock(&seen_lock);
+	msb_image_record_free(&rec);
+	return rc;
+}
+
 void msb_images_free(msb_images *images)
 {
 	for (size_t i = 0; i < images->len; i++) {
@@ -142,6 +216,9 @@ void msb_images_free(msb_images *images)
 	for (struct msb_images_seen *s = images->seen, *next; s; s = next) {
 		next = s->next;
 		free(s->root);
+		for (char **e = s->env; e && *e; e++)
+			free(*e);
+		free(s->env);
 		free(s);
 	}
 	memset(images, 0, sizeof *images);

@@ -102,6 +102,19 @@ static void absent_is_refused(backend_fixture *fx, const char *says)
 	msb_disposal_failure_free(&f);
 }
 
+/*
+ * The image config's Env reaches every command (the OCI image's PATH and IMAGE_VAR, the
+ * docker archive's FROM); the spec's work_dir wins over the image's WorkingDir (/srv), as
+ * the directory commands start in and as HOME; a request's own variable wins over the image's.
+ */
+static void image_config_honoured(backend_fixture *fx)
+{
+	runs(fx, "oci", "echo $IMAGE_VAR $PATH $HOME; pwd",
+	     "from-config /bin:/usr/bin /msb/work\n/msb/work\n");
+	runs(fx, "docker", "echo $FROM", "docker\n");
+	runs(fx, "rootfs", "echo ${IMAGE_VAR:-unset}", "unset\n");
+}
+
 static void run_on(const engine *e)
 {
 	char why[512];
@@ -122,6 +135,7 @@ static void run_on(const engine *e)
 	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
 	runs(&fx, "rootfs", "cat /etc/marker; test -e /usr/bin/python3 || echo no-host-usr",
 	     "rootfs\nno-host-usr\n");
+	image_config_honoured(&fx);
 	/* A name in neither config images: nor the store is refused, naming the store. */
 	absent_is_refused(&fx, scratch.store);
 	close_and_remove(&fx);
@@ -195,14 +209,42 @@ static void moving_prints(backend_fixture *fx, const char *script, const char *w
  * is the same sandbox (its work dir kept), re-acquired after the name was re-imported with
  * other content it is a fresh one from the new image.
  */
-static void a_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+/* The digest the backend's image_digest operation reports for image "moving". */
+static void digest_of_moving(backend_fixture *fx, char *out)
 {
-	(void)state;
+	msb_spec s = spec;
+	s.image = "moving";
+	msb_error err = MSB_ERROR_INIT;
+	assert_non_null(fx->ops->image_digest);
+	if (fx->ops->image_digest(fx->self, &s, out, MSB_IMAGE_DIGEST_SIZE, &err) != MSB_OK)
+		fail_msg("image_digest: %s", msb_error_message(&err));
+}
+
+static void reimport_on(const engine *e, const char *extra_config)
+{
+	char why[512];
+	if (!e->usable(why, sizeof why)) {
+		printf("skip %s: %s\n", e->name, why);
+		skip();
+	}
+	import_marker("moving", "v1");
+	char extra[400];
+	snprintf(extra, sizeof extra, "images_dir: %s\n%s", scratch.store, extra_config);
 	backend_fixture fx;
-	bwrap_on_store(&fx, "moving");
+	msb_error err = MSB_ERROR_INIT;
+	if (e->open(&fx, NULL, extra, &err) != MSB_OK)
+		fail_msg("open %s: %s", e->name, msb_error_message(&err));
+	char d1[MSB_IMAGE_DIGEST_SIZE], d2[MSB_IMAGE_DIGEST_SIZE];
+	digest_of_moving(&fx, d1);
+	msb_image_record rec;
+	assert_int_equal(msb_image_inspect(scratch.store, "moving", &rec, &err), MSB_OK);
+	assert_string_equal(d1, rec.digest);
+	msb_image_record_free(&rec);
 	moving_prints(&fx, "cat /etc/marker; echo kept > w", "v1");
 	moving_prints(&fx, "cat /etc/marker w", "v1kept\n");
 	import_marker("moving", "v2");
+	digest_of_moving(&fx, d2);
+	assert_string_not_equal(d1, d2);
 	moving_prints(&fx, "cat /etc/marker; cat w 2>/dev/null; true", "v2");
 	backend_dispose(&fx, "moving", NULL);
 	close_and_remove(&fx);
@@ -245,6 +287,33 @@ static void a_pool_entry_of_a_reimported_image_is_stale(void **state)
 	close_and_remove(&fx);
 }
 
+/*
+ * A key's sandbox is of the image it started from: re-acquired with the image unchanged it
+ * is the same sandbox (its work dir kept), re-acquired after the name was re-imported with
+ * other content it is a fresh one from the new image — on each engine — and the digest the
+ * backend reports (what the router keys its table by and the observer sees) moves with it.
+ */
+static void bwrap_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+{
+	(void)state;
+	static const engine e = { "bwrap", bwrap_fixture_open, bwrap_fixture_usable };
+	reimport_on(&e, "");
+}
+
+static void gvisor_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+{
+	(void)state;
+	static const engine e = { "gvisor", gvisor_fixture_open, gvisor_fixture_usable };
+	reimport_on(&e, "");
+}
+
+static void qemu_reimported_image_is_not_served_by_the_old_sandbox(void **state)
+{
+	(void)state;
+	static const engine e = { "qemu", qemu_fixture_open, qemu_fixture_usable };
+	reimport_on(&e, "boot_timeout: 120s\n");
+}
+
 /* The process backend has no image to give but the host's, and says so rather than run. */
 /*
  * qemu: the image as a read-only erofs disk under an overlay, built once per digest and
@@ -273,6 +342,7 @@ static void qemu_runs_store_images(void **state)
 	     "kept\nnew\nw\nagent\n");
 	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
 	runs(&fx, "rootfs", "cat /etc/marker", "rootfs\n");
+	image_config_honoured(&fx);
 	msb_spec rs = spec;
 	rs.image = "rootfs";
 	msb_sandbox_handle *rh = backend_acquire(&fx, &rs, "rootfs-code", NULL);
@@ -335,7 +405,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bwrap_runs_store_images),
 		cmocka_unit_test(gvisor_runs_store_images),
-		cmocka_unit_test(a_reimported_image_is_not_served_by_the_old_sandbox),
+		cmocka_unit_test(bwrap_reimported_image_is_not_served_by_the_old_sandbox),
+		cmocka_unit_test(gvisor_reimported_image_is_not_served_by_the_old_sandbox),
+		cmocka_unit_test(qemu_reimported_image_is_not_served_by_the_old_sandbox),
 		cmocka_unit_test(a_pool_entry_of_a_reimported_image_is_stale),
 		cmocka_unit_test(qemu_runs_store_images),
 		cmocka_unit_test(process_refuses_any_image_but_host),

@@ -38,7 +38,11 @@ static int setup(void **state)
 				    "    requires: [exec, run_code, files_in, files_out, files_list, files_delete]\n"
 				    "  tool:\n"
 				    "    isolation_scope: call\n"
-				    "    requires: [exec, files_in, files_out]\n",
+				    "    requires: [exec, files_in, files_out]\n"
+				    "  imaged:\n"
+				    "    image: python\n"
+				    "  hosted:\n"
+				    "    image: host\n",
 				    &c->cfg, &c->router))
 		return -1;
 	*state = c;
@@ -127,6 +131,41 @@ static void test_call_scope_apart(void **state)
 	msb_scope_purge_free(&purge);
 }
 
+/*
+ * Issue 21: a process sandbox shares the host's filesystem, so a spec naming a store image
+ * is refused when it is routed — ensure_can_serve and acquire alike, before any sandbox is
+ * started — with SandboxCapabilityNotSupported naming the backend, the image and why. The
+ * host image (named or not) is served as before.
+ */
+static void test_store_image_refused_at_route_time(void **state)
+{
+	ctx *c = *state;
+	const msb_spec *spec = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(msb_config_spec_find(c->cfg, "imaged", &spec, &err), MSB_OK);
+	const msb_backend *chosen = NULL;
+	assert_int_equal(msb_router_ensure_can_serve(c->router, spec, &chosen, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	const char *m = msb_error_message(&err);
+	assert_non_null(strstr(m, "'process'"));
+	assert_non_null(strstr(m, "image 'python'"));
+	assert_non_null(strstr(m, "share the host's filesystem"));
+	assert_string_equal(msb_errc_name(err.code), "SandboxCapabilityNotSupported");
+	msb_error_clear(&err);
+	msb_key key = { "conv", "t1", "agent", "" };
+	msb_sandbox *s = NULL;
+	assert_int_equal(msb_router_acquire(c->router, &key, spec, &s, &err),
+			 MSB_E_CAPABILITY_NOT_SUPPORTED);
+	assert_null(s);
+	msb_error_clear(&err);
+	assert_int_equal(msb_config_spec_find(c->cfg, "hosted", &spec, &err), MSB_OK);
+	assert_int_equal(msb_router_ensure_can_serve(c->router, spec, &chosen, &err), MSB_OK);
+	s = acquire(c, "hosted", "");
+	/* The host image has no content address to report. */
+	assert_null(msb_sandbox_effective_state(s)->image_digest);
+	msb_sandbox_release(s);
+}
+
 int main(void)
 {
 	if (access(MSB_TEST_AGENT, X_OK) != 0) {
@@ -136,6 +175,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host_round_trip),
 		cmocka_unit_test(test_call_scope_apart),
+		cmocka_unit_test(test_store_image_refused_at_route_time),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -19,3 +19,6 @@ EXTRA_DIST += tests/cli/default_config.sh
 # Background commands across msb processes (issue 23), on the real process backend.
 TESTS += tests/cli/cli_background.sh
 EXTRA_DIST += tests/cli/cli_background.sh
+
+TESTS += tests/cli/cli_image_route.sh
+EXTRA_DIST += tests/cli/cli_image_route.sh

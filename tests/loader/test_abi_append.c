@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include <msb/effective_state.h>
 #include <msb/msb.h>
 
 #include "msb_test.h"
@@ -352,6 +353,115 @@ static void test_snapshot_spec_refused_at_route_time(void **state)
 	box_close(&old);
 }
 
+/* The last SandboxAcquired an observer saw: its digest, copied. */
+static char seen_digest[80];
+static bool seen_null;
+
+static int on_acquired(void *ctx, const msb_sandbox_acquired *ev)
+{
+	(void)ctx;
+	seen_null = ev->image_digest == NULL;
+	snprintf(seen_digest, sizeof seen_digest, "%s", ev->image_digest ? ev->image_digest : "");
+	return 0;
+}
+
+static msb_sandbox *acquire_observed(msb_router **router, msb_backend *backend, msb_observer *o)
+{
+	msb_error err = MSB_ERROR_INIT;
+	if (!*router) {
+		msb_router_options opt = MSB_ROUTER_OPTIONS_INIT;
+		opt.min_isolation = MSB_ISO_NONE;
+		opt.observer = o;
+		assert_int_equal(msb_router_new(&backend, 1, &opt, router, &err), MSB_OK);
+	}
+	msb_spec spec;
+	msb_spec_init(&spec, "img");
+	spec.files_in = spec.files_out = (msb_transfer_limits){ MSB_MIB, 4 * MSB_MIB, 16 };
+	msb_key key = { "s", "img", "a", "" };
+	msb_sandbox *sb = NULL;
+	if (msb_router_acquire(*router, &key, &spec, &sb, &err) != MSB_OK)
+		fail_msg("acquire: %s", msb_error_message(&err));
+	return sb;
+}
+
+#define DIGEST_A "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define DIGEST_B "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/*
+ * Issue 21: the image digest the backend resolves is what SandboxAcquired and the effective
+ * state report, and part of the sandbox's identity in the router's table: once the digest
+ * moves (an image re-imported under its name) the cached sandbox is not served again, the
+ * backend's acquire is asked afresh. The base-ABI build still loads and reports none.
+ */
+static void test_image_digest_reported_and_keyed(void **state)
+{
+	(void)state;
+	box now;
+	box_open(&now, MSB_TEST_FIXTURE("good"));
+	msb_observer o = MSB_OBSERVER_INIT;
+	o.sandbox_acquired = on_acquired;
+	msb_router *r = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	setenv("FIXTURE_GOOD_DIGEST", DIGEST_A, 1);
+	msb_sandbox *a = acquire_observed(&r, now.backend, &o);
+	assert_string_equal(seen_digest, DIGEST_A);
+	assert_string_equal(msb_sandbox_effective_state(a)->image_digest, DIGEST_A);
+	msb_buf json = { 0 };
+	assert_int_equal(msb_effective_state_json(msb_sandbox_effective_state(a), &json, &err), MSB_OK);
+	assert_non_null(strstr((char *)json.data, "\"image_digest\":\"" DIGEST_A "\""));
+	msb_buf_free(&json);
+	assert_int_equal(msb_sandbox_write_file(a, "mark", "1", 1, NULL, &err), MSB_OK);
+	/* Same digest: the same sandbox, its file there. */
+	msb_sandbox *a2 = acquire_observed(&r, now.backend, &o);
+	msb_buf data = { 0 };
+	assert_int_equal(msb_sandbox_read_file(a2, "mark", NULL, 10, &data, &err), MSB_OK);
+	msb_buf_free(&data);
+	msb_sandbox_release(a2);
+	/* Re-imported: another sandbox, from the new image; the old handle still works. */
+	setenv("FIXTURE_GOOD_DIGEST", DIGEST_B, 1);
+	msb_sandbox *b = acquire_observed(&r, now.backend, &o);
+	assert_string_equal(seen_digest, DIGEST_B);
+	assert_string_equal(msb_sandbox_effective_state(b)->image_digest, DIGEST_B);
+	assert_int_not_equal(msb_sandbox_read_file(b, "mark", NULL, 10, &data, &err), MSB_OK);
+	msb_error_clear(&err);
+	assert_int_equal(msb_sandbox_read_file(a, "mark", NULL, 10, &data, &err), MSB_OK);
+	msb_buf_free(&data);
+	msb_sandbox_release(a);
+	msb_sandbox_release(b);
+	/* A digest of the wrong shape is the backend's error, never a table key. */
+	setenv("FIXTURE_GOOD_DIGEST", "sha256:not-hex", 1);
+	msb_spec spec;
+	msb_spec_init(&spec, "img");
+	spec.files_in = spec.files_out = (msb_transfer_limits){ MSB_MIB, 4 * MSB_MIB, 16 };
+	msb_key key = { "s", "img", "a", "" };
+	msb_sandbox *bad = NULL;
+	assert_int_equal(msb_router_acquire(r, &key, &spec, &bad, &err), MSB_E_BACKEND);
+	assert_non_null(strstr(msb_error_message(&err), "image_digest"));
+	msb_error_clear(&err);
+	/* No image (unset): no digest reported. */
+	unsetenv("FIXTURE_GOOD_DIGEST");
+	msb_sandbox *none = acquire_observed(&r, now.backend, &o);
+	assert_true(seen_null);
+	assert_null(msb_sandbox_effective_state(none)->image_digest);
+	msb_sandbox_release(none);
+	msb_router_free(r);
+	box_close(&now);
+
+	/* The base-ABI build: loads, serves, and its acquire reports no digest at all. */
+	box old;
+	setenv("FIXTURE_GOOD_DIGEST", DIGEST_A, 1);
+	box_open(&old, MSB_TEST_FIXTURE("abi27"));
+	assert_false(MSB_BACKEND_HAS(msb_plugin_descriptor(msb_loader_at(old.loader, 0)), image_digest));
+	r = NULL;
+	msb_sandbox *o1 = acquire_observed(&r, old.backend, &o);
+	assert_true(seen_null);
+	assert_null(msb_sandbox_effective_state(o1)->image_digest);
+	msb_sandbox_release(o1);
+	msb_router_free(r);
+	unsetenv("FIXTURE_GOOD_DIGEST");
+	box_close(&old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_old_build_serves_as_before),
 		cmocka_unit_test(test_missing_operation_refused_naming_it_and_the_plugin),
 		cmocka_unit_test(test_new_build_streams),
+		cmocka_unit_test(test_image_digest_reported_and_keyed),
 		cmocka_unit_test(test_streaming_spec_refused_at_route_time),
 		cmocka_unit_test(test_background_refused_by_older_builds),
 		cmocka_unit_test(test_stream_build_loads_and_streams),

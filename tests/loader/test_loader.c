@@ -120,6 +120,13 @@ static void test_refuses_unknown_words(void **state)
 	REFUSED("unknown_scope", "declarations.isolation_scopes", "'session'");
 }
 
+/* Issue 21: the appended images declaration is checked at load, naming the entry. */
+static void test_refuses_bad_image_name(void **state)
+{
+	(void)state;
+	REFUSED("bad_image_name", "msb_backend_v27.images[1] '../etc'", "is not an image name");
+}
+
 static void test_refuses_duplicate_word(void **state)
 {
 	REFUSED("duplicate_word", "declarations.egress_modes", "'closed' is listed twice");
@@ -269,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_retired_process_rung),
 		cmocka_unit_test(test_refuses_unknown_words),
 		cmocka_unit_test(test_refuses_duplicate_word),
+		cmocka_unit_test(test_refuses_bad_image_name),
 		cmocka_unit_test(test_refuses_missing_mandatory_ops),
 		cmocka_unit_test(test_refuses_capability_without_op),
 		cmocka_unit_test(test_refuses_not_a_shared_object),

@@ -8,8 +8,8 @@
  * msb_effective_state to its on_effective_state callback, and this record keeps one entry
  * per tool, overwritten each call. It carries posture, never payload: the backend, the rung,
  * the resolved scope, the egress mode with its allowlist, both sides of the capability
- * match, the host tools the sealed registry carried, and the call id — which is its one
- * identifier. No model-chosen text, no labels, no key: this record may be classified
+ * match, the host tools the sealed registry carried, the image's content address, and the
+ * call id — which is its one identifier. No model-chosen text, no labels, no key: this record may be classified
  * differently from the conversation it sits beside. A refused call writes nothing.
  */
 #ifndef MSB_EFFECTIVE_STATE_H
@@ -44,7 +44,8 @@ size_t msb_effective_states_count(const msb_effective_states *record);
  * The whole record as one JSON object, tool name to entry, tools in name order:
  *   {"<tool>": {"backend": "process", "isolation": "os_process", "scope": "conversation",
  *               "egress": "closed", "egress_allow": [], "capabilities_asked": [...],
- *               "capabilities_declared": [...], "host_tools": [...], "call": "<id>"}}
+ *               "capabilities_declared": [...], "host_tools": [...], "call": "<id>",
+ *               "image_digest": "sha256:<hex>" or null}}
  * Appended to `out`.
  */
 msb_errc msb_effective_states_json(const msb_effective_states *record, msb_buf *out,

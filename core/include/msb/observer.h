@@ -44,6 +44,13 @@ typedef struct msb_sandbox_acquired {
 	 * start; false for a refusal and for a sandbox the key already had.
 	 */
 	bool pooled;
+	/*
+	 * Appended (issue 21): the content address of the image the sandbox was acquired from
+	 * ("sha256:<hex>"), as the backend resolved it just before its acquire; NULL when the
+	 * image has none (the host's, qemu's busybox, a configured directory), when the backend
+	 * cannot say (its plugin predates the image_digest operation), or when refused before.
+	 */
+	const char *image_digest;
 } msb_sandbox_acquired;
 
 /* A dispose(key) across every registered backend. */
@@ -172,6 +179,8 @@ typedef struct msb_effective_state {
 	/* Every tool the sealed host-tool registry was carrying (NULL-terminated; never NULL).
 	 * The router knows no registry and leaves it empty; a tool session fills it. */
 	const char *const *host_tools;
+	/* Appended (issue 21): the image's content address, exactly as SandboxAcquired's. */
+	const char *image_digest;
 } msb_effective_state;
 
 #ifdef __cplusplus

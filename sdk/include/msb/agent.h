@@ -338,10 +338,14 @@ typedef struct msb_agent_config {
 	const char *const *egress_names;
 	const uint16_t *egress_ports;
 	size_t n_egress_ports;
+	/* Appended (issue 21): the image config's Env ("K=V" each, NULL-terminated; NULL: none),
+	 * given to every command for the names its request does not set (HOME excepted). */
+	const char *const *image_env;
 } msb_agent_config;
 
 #define MSB_AGENT_CONFIG_INIT                                                             \
-	{ NULL, NULL, 60.0, 1024 * 1024, NULL, { 0, 0, 0, 0, 0 }, NULL, -1, -1, NULL, NULL, NULL, 0 }
+	{ NULL, NULL, 60.0, 1024 * 1024, NULL, { 0, 0, 0, 0, 0 }, NULL, -1, -1, NULL, NULL, NULL, 0, \
+	  NULL }
 
 /*
  * Build the agent's argv: `binary`, then `mode` ("--listen"/"--listen-fd"/"--fd"/"--device") and

@@ -284,7 +284,31 @@ struct msb_backend_v27 {
 				   msb_error *err);
 	msb_errc (*snapshot_list)(msb_backend_instance *self, msb_buf *out, msb_error *err);
 	msb_errc (*snapshot_remove)(msb_backend_instance *self, const char *name, msb_error *err);
+	/* ---- appended (issue 21): the image a sandbox runs ------------------------------ */
+	/*
+	 * Optional declaration. The only images this backend can run, when it can run only
+	 * some (NULL-terminated names; "host" is the host's own filesystem): a spec naming any
+	 * other is refused at route time with SandboxCapabilityNotSupported, before a backend
+	 * is asked to start it, and under per_spec the next backend is tried. A spec naming no
+	 * image passes (it asks for the backend's default). NULL: unstated — any image, which
+	 * the backend resolves (and may refuse) at acquire. The process backend states {host}.
+	 */
+	const char *const *images;
+	/*
+	 * Optional. The content address a sandbox of `spec` starts from if acquired now:
+	 * "sha256:<64 hex>" for a store image, "" for an image with none (a built-in one, a
+	 * configured directory, or one the backend cannot resolve — acquire refuses that).
+	 * The router asks before every acquire: a cached sandbox of another digest is not
+	 * served (the backend's acquire is called again and replaces it), and the digest is
+	 * what EffectiveState and SandboxAcquired report. `size` is at least
+	 * MSB_IMAGE_DIGEST_SIZE. A failure fails the acquire. NULL: no digest is reported.
+	 */
+	msb_errc (*image_digest)(msb_backend_instance *self, const msb_spec *spec, char *out,
+				 size_t size, msb_error *err);
 };
+
+/* Room for "sha256:" + 64 hex digits and the NUL: what image_digest is handed. */
+#define MSB_IMAGE_DIGEST_SIZE 72
 
 /* The size of the descriptor as ABI 27 first shipped it: what the loader requires at least. */
 #define MSB_BACKEND_V27_BASE_SIZE \

@@ -102,6 +102,11 @@ typedef struct msb_driver_box {
 	 * must be started as a fork of, instead of fresh. NULL otherwise.
 	 */
 	const char *from_snapshot;
+	/*
+	 * Appended (issue 21). In start only: the image config's Env for box->spec (from the
+	 * boundary's image_config; NULL: none). msb_driver_agent_argv hands it to the agent.
+	 */
+	const char *const *image_env;
 } msb_driver_box;
 
 typedef struct msb_boundary {
@@ -186,11 +191,26 @@ typedef struct msb_boundary {
 	 */
 	msb_errc (*snapshot_save)(void *ctx, const msb_driver_box *box, const char *snap_dir,
 				  msb_error *err);
+	/*
+	 * Appended (issue 21). Optional: the content address of the image a sandbox of `spec`
+	 * starts from ("sha256:<hex>"; "" when it has none), for the backend's image_digest
+	 * operation (msb/backend.h). NULL: the driver reports none.
+	 */
+	msb_errc (*image_digest)(void *ctx, const msb_spec *spec, char *out, size_t size,
+				 msb_error *err);
+	/*
+	 * Appended (issue 21). Optional: the image's own Env for a sandbox of `spec` ("K=V"
+	 * each, NULL-terminated; NULL: none), set as box->image_env for start, which
+	 * msb_driver_agent_argv hands to the agent. The strings live as long as the instance.
+	 * A failure (a User the image cannot resolve, say) fails the start.
+	 */
+	msb_errc (*image_config)(void *ctx, const msb_spec *spec, const char *const **env,
+				 msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
 	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, \
-	  false, false, NULL, NULL }
+	  false, false, NULL, NULL, NULL, NULL }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`
@@ -300,6 +320,9 @@ msb_errc msb_driver_bg_list(msb_sandbox_handle *sandbox, msb_bg_list *out, msb_e
  */
 msb_errc msb_driver_adopt(msb_backend_instance *self, const msb_key *entry, const msb_key *key,
 			  const msb_spec *spec, msb_sandbox_handle **sandbox, msb_error *err);
+/* The image's digest, as the boundary's image_digest says ("" without one). */
+msb_errc msb_driver_image_digest(msb_backend_instance *self, const msb_spec *spec, char *out,
+				 size_t size, msb_error *err);
 
 /* The sandbox's box (paths, name) behind a handle, e.g. for a test or a plugin's own op. */
 const msb_driver_box *msb_driver_sandbox_box(const msb_sandbox_handle *sandbox);
@@ -361,6 +384,8 @@ extern const bool msb_driver_observes_egress; /* true */
 	.snapshot_start = msb_driver_snapshot_start,                                    \
 	.snapshot_list = msb_driver_snapshot_list,                                      \
 	.snapshot_remove = msb_driver_snapshot_remove
+	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream,         \
+	.image_digest = msb_driver_image_digest
 
 #ifdef __cplusplus
 }

@@ -63,6 +63,20 @@ msb_errc msb_images_resolve(const msb_images *images, const char *backend, const
  */
 msb_errc msb_images_identity(const msb_images *images, const char *backend, const char *image,
 			     char *out, size_t size, msb_error *err);
+/*
+ * The content address of `image` for a backend's image_digest operation: a store image's
+ * digest; "" for "host", no image, a config `images:` directory (no content address) and a
+ * name that resolves to nothing (the start refuses that, in its own words).
+ */
+msb_errc msb_images_digest(const msb_images *images, const char *image, char *out, size_t size,
+			   msb_error *err);
+/*
+ * A store image's Env for msb_boundary.image_config: NULL-terminated "K=V" entries owned by
+ * `images` (kept until msb_images_free); NULL for "host", a config directory, no image, or
+ * a name the store does not have (the start refuses that in its own words).
+ */
+msb_errc msb_images_env(const msb_images *images, const char *image, const char *const **env,
+			msb_error *err);
 void msb_images_free(msb_images *images);
 
 #ifdef __cplusplus

@@ -99,6 +99,13 @@ msb_errc msb_image_import(const char *images_dir, const char *name, const char *
 msb_errc msb_image_inspect(const char *images_dir, const char *name, msb_image_record *out,
 			   msb_error *err);
 
+/*
+ * The digest `name` points at, from its name file alone (no image record read): what a
+ * backend reports before each acquire. MSB_E_NOT_FOUND as msb_image_inspect.
+ */
+msb_errc msb_image_digest(const char *images_dir, const char *name,
+			  char out[MSB_IMAGE_DIGEST_LEN + 1], msb_error *err);
+
 /* Every name, sorted; free each record and the array (msb_image_records_free). */
 msb_errc msb_image_list(const char *images_dir, msb_image_record **out, size_t *len,
 			msb_error *err);
