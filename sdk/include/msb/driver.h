@@ -383,8 +383,7 @@ extern const bool msb_driver_observes_egress; /* true */
 	.snapshot_save = msb_driver_snapshot_save,                                      \
 	.snapshot_start = msb_driver_snapshot_start,                                    \
 	.snapshot_list = msb_driver_snapshot_list,                                      \
-	.snapshot_remove = msb_driver_snapshot_remove
-	.reclaim = msb_driver_reclaim, .exec_stream = msb_driver_exec_stream,         \
+	.snapshot_remove = msb_driver_snapshot_remove,                                  \
 	.image_digest = msb_driver_image_digest
 
 #ifdef __cplusplus
