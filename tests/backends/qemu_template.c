@@ -12,6 +12,7 @@
  * the guest kernel.
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,11 +35,20 @@ static int count_templates(const char *state, char *last, size_t n)
 	DIR *d = opendir(dir);
 	int count = 0;
 	struct dirent *e;
+	struct timespec newest = { 0, 0 };
 	while (d && (e = readdir(d)))
 		if (strlen(e->d_name) == 32) {
 			count++;
-			if (last)
-				snprintf(last, n, "%s/%s", dir, e->d_name);
+			/* `last` is the newest (readdir's order is no order): the template just made. */
+			char path[700];
+			struct stat st;
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			if (last && stat(path, &st) == 0 &&
+			    (st.st_mtim.tv_sec > newest.tv_sec ||
+			     (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec >= newest.tv_nsec))) {
+				newest = st.st_mtim;
+				snprintf(last, n, "%s", path);
+			}
 		}
 	if (d)
 		closedir(d);
