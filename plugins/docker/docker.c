@@ -325,10 +325,11 @@ static msb_errc docker_acquire(msb_backend_instance *self, const msb_key *key,
 	docker_ctx *ctx = msb_driver_instance_ctx(self);
 	if (spec->egress == MSB_EGRESS_ALLOWLIST && !ctx->egress)
 		return msb_error_set(err, MSB_E_EGRESS_NOT_ENFORCED, "backend " DOCKER_NAME ": "
-				     "refused the '%s' workload's 'allowlist' egress: under gVisor "
-				     "the host proxy's bound socket is not a way out this backend "
-				     "has verified (its egress conformance fails with runsc "
-				     "--host-uds=all), so only 'closed' is served", spec->kind);
+				     "refused the '%s' workload's 'allowlist' egress: the agent's "
+				     "forwarder hands each connection to the host proxy as a file "
+				     "descriptor, and under gVisor a connection is a socket of the "
+				     "Sentry's netstack that no host process can receive; only "
+				     "'closed' is served", spec->kind);
 	docker_pending me = { .key = key };
 	msb_driver_sandbox_name(msb_driver_instance_config(self)->state_dir, key, spec->kind, me.name);
 	pthread_mutex_lock(&ctx->lock);
@@ -487,7 +488,7 @@ static msb_errc docker_init(const msb_node *config, const msb_host *host,
 	 * own path (docker_create.c): the driver enforces `egress: allowlist` (issue 24). */
 	b.egress = true;
 #ifndef DOCKER_GVISOR
-	ctx->egress = true; /* docker-gvisor: {closed} until its allowlist passes the kit */
+	ctx->egress = true; /* docker-gvisor: {closed}, see docker_instance_declarations */
 #endif
 	b.configure = parse_config;
 	return msb_driver_init(&b, config, host, docker_keys, self, err);
@@ -496,8 +497,11 @@ static msb_errc docker_init(const msb_node *config, const msb_host *host,
 /*
  * `egress: allowlist` is declared, and observes_egress with it, only by an instance whose
  * sandboxes reach the host proxy, verified by the egress suite (issue 24): docker, on
- * dockerd and Podman. docker-gvisor narrows to {closed}: with runsc --host-uds=all the
- * suite's allowlist cases fail on this runsc (20221219), so it is not claimed.
+ * dockerd and Podman. docker-gvisor narrows to {closed}: the forwarder passes each accepted
+ * guest connection to the proxy by SCM_RIGHTS, and under gVisor that connection lives in
+ * the Sentry's netstack, with no host descriptor to pass (tried with runsc 20221219 and
+ * --host-uds=all, the directory bound read-only and read-write: no decision reaches the
+ * proxy, the kit's allowlist cases fail), so it is not claimed.
  */
 static const bool docker_unobserved = false; /* stated: unstated would keep the base's true */
 static const msb_declarations docker_closed = {

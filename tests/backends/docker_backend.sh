@@ -124,13 +124,46 @@ x() {
 	return $xrc
 }
 
+# allowlist FILE — FILE's sandbox.yaml gains the spec `web`: `egress: allowlist` of one name.
+allowlist() {
+	printf '  web:\n    requires: [exec]\n    egress: allowlist\n    egress_allow: [example.test]\n' >>"$1"
+}
+
+# `egress: allowlist` on docker (issue 24), attacked from inside: the proxy's directory is
+# the only host path added, read-only, so the guest cannot plant, remove or re-mode anything
+# in it (a symlink at the hosts file's path would aim the host's next write), and the
+# network stays loopback alone.
+egress_attacks() {
+	config "$tmp/w.yaml" "$B/plugins/docker/.libs/docker.so"
+	allowlist "$tmp/w.yaml"
+	"$MSB" -c "$tmp/w.yaml" exec web --scope t --thread w -- sh -c '
+		d=$(awk "\$2 ~ /\\/egress\$/ {print \$2}" /proc/mounts)
+		[ -n "$d" ] || { echo nodir; exit 1; }
+		touch "$d/x" 2>/dev/null && echo planted
+		ln -s /etc/passwd "$d/h2" 2>/dev/null && echo linked
+		rm -f "$d/hosts" 2>/dev/null; [ -e "$d/hosts" ] || echo removed
+		chmod 777 "$d" 2>/dev/null && echo chmodded
+		[ -S "$d/px" ] && echo socket
+		grep -c "" /proc/net/dev' >"$tmp/out" 2>&1
+	if [ "$(tr '\n' ' ' <"$tmp/out")" = "socket 3 " ]; then
+		ok "allowlist: the egress directory is read-only inside, its socket there, lo alone"
+	else
+		bad "allowlist attack: $(cat "$tmp/out")"
+	fi
+	"$MSB" -c "$tmp/w.yaml" dispose --scope t --thread w >/dev/null 2>&1
+	[ "$(ours)" = 0 ] && ok "allowlist: dispose leaves nothing" || bad "allowlist left $(ours)"
+}
+
 engine_suite() {
 	engine_import_image "$IMAGE" "$BUSYBOX" || { bad "image import"; return; }
 	ran=$((ran + 1))
 	nets_before=$(api /networks | jq length)
 	vols_before=$(api /volumes | jq '.Volumes | length')
 	conformance docker
-	MSB_DOCKER_SOCKET=$ENGINE_SOCK MSB_DOCKER_IMAGE=$IMAGE "$B/tests/backends/docker_cases" >"$tmp/cases.log" 2>&1
+	egress_attacks
+	gv=
+	[ "$ENGINE_KIND" = docker ] && api /info | jq -e '.Runtimes.runsc' >/dev/null && gv=1
+	MSB_DOCKER_GVISOR=$gv MSB_DOCKER_SOCKET=$ENGINE_SOCK MSB_DOCKER_IMAGE=$IMAGE "$B/tests/backends/docker_cases" >"$tmp/cases.log" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		ok "docker_cases: $(grep -c '^\[       OK \]' "$tmp/cases.log") cmocka cases passed"
@@ -291,6 +324,11 @@ engine_suite() {
 	if api /info | jq -e '.Runtimes.runsc' >/dev/null; then
 		conformance docker-gvisor
 		config "$tmp/g.yaml" "$B/plugins/docker/.libs/docker-gvisor.so"
+		# docker-gvisor declares {closed} only: an allowlist spec is refused, naming why.
+		allowlist "$tmp/g.yaml"
+		"$MSB" -c "$tmp/g.yaml" exec web --scope t --thread g -- true >"$tmp/out" 2>&1 && bad "docker-gvisor served allowlist" ||
+			{ grep -q "SandboxEgressNotEnforced.*docker-gvisor.*allowlist" "$tmp/out" && ok "docker-gvisor refuses allowlist: $(head -c 160 "$tmp/out")" || bad "gvisor allowlist: $(cat "$tmp/out")"; }
+		[ "$(ours)" = 0 ] && ok "the refused allowlist left no container" || bad "refused allowlist left $(ours)"
 		"$MSB" -c "$tmp/g.yaml" exec shell --scope t --thread g -- cat /proc/version >"$tmp/out" 2>&1
 		grep -q "Linux version 4.4.0" "$tmp/out" && ok "docker-gvisor runs on gVisor's kernel" || bad "gvisor: $(cat "$tmp/out")"
 		"$MSB" -c "$tmp/g.yaml" exec shell --scope t --thread g -- cat /proc/self/status >"$tmp/out" 2>&1
