@@ -19,10 +19,15 @@
  *    other sandboxes run from, a fill stops at ENOSPC, and nothing it writes reaches the
  *    host's disk;
  *  - Memory (= MemorySwap: no swap), PidsLimit, NanoCpus: from the config;
- *  - NetworkMode none: `egress: closed` — a network namespace with loopback alone. (The
- *    allowlist seam: a spec with `egress: allowlist` would get a network the egress
- *    enforcer controls; until sdk/egress exists the backend declares {closed} only and the
- *    router refuses an allowlist spec before any container is made.)
+ *  - NetworkMode none: a network namespace with loopback alone, for every spec: `egress:
+ *    closed` is that; `egress: allowlist` (issue 24) adds no route either — the only way
+ *    out is the host proxy's unix socket (sdk/egress), its directory <dir>/egress bound
+ *    read-only at the same path, which the agent's forwarder connects to for each allowed
+ *    name it serves on a loopback address; the hosts file the driver wrote there is bound
+ *    over /etc/hosts (a user mount there replaces the engine's own), and
+ *    net.ipv4.ip_unprivileged_port_start=0 in the container's own network namespace lets
+ *    the agent, which holds no CAP_NET_BIND_SERVICE, listen on port 80 or 443 of its
+ *    loopback (the namespace has nothing else to bind);
  *  - Labels: whose container it is (docker_labels.c).
  */
 #include <stdio.h>
@@ -40,6 +45,25 @@ static json_t *tmpfs_opts(uint64_t size)
 	return json_string(buf);
 }
 
+/* `egress: allowlist`: the proxy's socket directory at its own path, its hosts file over /etc/hosts. */
+static int egress_mounts(json_t *mounts, const char *egress_socket)
+{
+	char dir[4200], hosts[4300];
+	const char *slash = strrchr(egress_socket, '/');
+	size_t n = slash ? (size_t)(slash - egress_socket) : 0;
+	if (n == 0 || n >= sizeof dir)
+		return -1;
+	memcpy(dir, egress_socket, n);
+	dir[n] = '\0';
+	snprintf(hosts, sizeof hosts, "%s/" MSB_EGRESS_HOSTS_LEAF, dir);
+	return json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:b}", "Type", "bind",
+							"Source", dir, "Target", dir,
+							"ReadOnly", 1)) ||
+	       json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:b}", "Type", "bind",
+							"Source", hosts, "Target", "/etc/hosts",
+							"ReadOnly", 1)) ? -1 : 0;
+}
+
 json_t *docker_create_body(const docker_ctx *ctx, const msb_driver_box *box, const char *image,
 			   const char *chan, char *const *agent_argv, json_t *labels)
 {
@@ -54,6 +78,10 @@ json_t *docker_create_body(const docker_ctx *ctx, const msb_driver_box *box, con
 				   "Target", DOCKER_AGENT_PATH, "ReadOnly", 1,
 				   "Type", "bind", "Source", chan, "Target", DOCKER_CHANNEL_DIR,
 				   "ReadOnly", 0);
+	if (mounts && box->egress_socket && egress_mounts(mounts, box->egress_socket) < 0) {
+		json_decref(mounts);
+		mounts = NULL;
+	}
 	json_t *host = json_pack("{s:s, s:b, s:[s], s:[s], s:o, s:o, s:I, s:I, s:I, s:I, s:{s:s}, s:b}",
 				 "NetworkMode", "none", "ReadonlyRootfs", 1, "CapDrop", "ALL",
 				 "SecurityOpt", "no-new-privileges", "Mounts", mounts,
@@ -67,6 +95,9 @@ json_t *docker_create_body(const docker_ctx *ctx, const msb_driver_box *box, con
 	 * a namespace of the container's own, joined only by a container created to join it.) */
 	if (host)
 		json_object_set_new(host, "IpcMode", json_string("private"));
+	if (host && box->egress_socket)
+		json_object_set_new(host, "Sysctls",
+				    json_pack("{s:s}", "net.ipv4.ip_unprivileged_port_start", "0"));
 	if (host && ctx->cpus > 0)
 		json_object_set_new(host, "NanoCpus", json_integer((json_int_t)(ctx->cpus * 1e9)));
 	if (host && ctx->runtime)

@@ -51,6 +51,7 @@ typedef struct docker_ctx {
 	char state_digest[65]; /* SHA-256 of the state directory: the label msb.state */
 	pthread_mutex_t lock;  /* guards pending */
 	docker_pending *pending; /* acquires under way on any thread */
+	bool egress;           /* `egress: allowlist` served (issue 24): docker only; see docker.c */
 } docker_ctx;
 
 /* Where the agent's channel directory and binary appear inside the container. */

@@ -203,6 +203,43 @@ static void config_refusals(void **state)
 	assert_int_equal(docker_leaks(&bad), 0);
 }
 
+/*
+ * docker-gvisor declares {closed} only (issue 24: under gVisor a guest connection is the
+ * Sentry's, no host process can receive it), and refuses an allowlist spec handed to it
+ * directly, naming what and why; run where runsc is registered (MSB_DOCKER_GVISOR).
+ */
+static void gvisor_refuses_allowlist(void **state)
+{
+	(void)state;
+	const char *gv = getenv("MSB_DOCKER_GVISOR");
+	if (!gv || !*gv)
+		skip(); /* Podman, or no runsc: docker-gvisor does not load (tested elsewhere) */
+	backend_fixture g;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(backend_fixture_state(&g, NULL, "/tmp/msb-docker-test-XXXXXX", &err), MSB_OK);
+	assert_int_equal(backend_fixture_load(&g, MSB_TEST_MODULE("plugins/docker", "docker-gvisor"),
+					      &err, "state_dir: %s\nagent: %s\nsocket: %s\nimage: %s\n",
+					      g.state, BACKEND_FIXTURE_AGENT, sock, image), MSB_OK);
+	const msb_declarations *d = g.ops->instance_declarations(g.self);
+	assert_non_null(d);
+	assert_string_equal(d->egress_modes[0], "closed");
+	assert_null(d->egress_modes[1]);
+	assert_false(*d->observes_egress);
+	static const char *const allow[] = { "example.test", NULL };
+	msb_spec web = spec;
+	web.egress = MSB_EGRESS_ALLOWLIST;
+	web.egress_allow = allow;
+	msb_key k = backend_key("gvallow", NULL);
+	msb_sandbox_handle *h = NULL;
+	assert_int_equal(g.ops->acquire(g.self, &k, &web, &h, &err), MSB_E_EGRESS_NOT_ENFORCED);
+	assert_non_null(strstr(msb_error_message(&err), "docker-gvisor"));
+	assert_non_null(strstr(msb_error_message(&err), "'allowlist' egress"));
+	assert_non_null(strstr(msb_error_message(&err), "gVisor"));
+	msb_error_clear(&err);
+	backend_fixture_close(&g);
+	assert_int_equal(docker_leaks(&g), 0);
+}
+
 int main(void)
 {
 	sock = getenv("MSB_DOCKER_SOCKET");
@@ -222,6 +259,7 @@ int main(void)
 		cmocka_unit_test(fork_bomb_and_memory_hog_are_held),
 		cmocka_unit_test(call_scope_is_its_own_and_dispose_leaves_nothing),
 		cmocka_unit_test(a_container_killed_outside_is_replaced),
+		cmocka_unit_test(gvisor_refuses_allowlist),
 	};
 	int failed = cmocka_run_group_tests(tests, group_setup, group_teardown);
 	int swept = backend_fixture_sweep(NULL);

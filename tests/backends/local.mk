@@ -110,7 +110,7 @@ tests_backends_docker_cases_SOURCES = tests/backends/docker_cases.c tests/backen
 tests_backends_docker_cases_CPPFLAGS = $(TEST_CPPFLAGS) $(CMOCKA_CFLAGS)
 tests_backends_docker_cases_LDADD = core/libmsb.la sdk/libmsb-sdk.la $(CMOCKA_LIBS)
 tests_backends_docker_cases_DEPENDENCIES = core/libmsb.la sdk/libmsb-sdk.la \
-	sdk/agent/msb-agent plugins/docker/docker.la
+	sdk/agent/msb-agent plugins/docker/docker.la plugins/docker/docker-gvisor.la
 EXTRA_DIST += tests/backends/docker_backend.sh tests/lib/engines.sh
 # The docker backend's API client against stand-in engines that hang, flood, speak no HTTP
 # or refuse without JSON: clear errors within api_timeout, nothing half-made left.

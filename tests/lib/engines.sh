@@ -208,6 +208,23 @@ engine_image_tar() { # busybox out.tar
 		touch env sed grep awk yes setsid seq tr cut stat ln mv cp chmod readlink dd sort pwd; do
 		ln -s busybox "$root/bin/$a"
 	done
+	# A `curl` for the egress suite's connection attempts (issue 24): Debian's static busybox
+	# wget segfaults on every URL, its nc does not, so this is nc speaking HTTP/1.0 — through
+	# $http_proxy when set, as curl does (the agent sets it to its forwarder's proxy port).
+	cat >"$root/bin/curl" <<'CURL'
+#!/bin/sh
+for u; do :; done
+hp=${u#http://}; hp=${hp%%/*}; h=${hp%:*}; p=${hp##*:}; [ "$p" = "$hp" ] && p=80
+host=$hp target=/
+case ",${no_proxy:-}," in *",$h,"*) http_proxy= ;; esac
+if [ -n "${http_proxy:-}" ]; then
+	target=$u; hp=${http_proxy#http://}; hp=${hp%%/*}; h=${hp%:*}; p=${hp##*:}
+fi
+printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$target" "$host" | timeout 5 nc "$h" "$p"
+CURL
+	chmod 755 "$root/bin/curl"
+	ln -s busybox "$root/bin/nc"
+	ln -s busybox "$root/bin/timeout"
 	echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
 	echo 'root:x:0:' >"$root/etc/group"
 	tar -C "$root" -cf "$2" .
