@@ -202,7 +202,9 @@ static pid_t spawn(relay_args *a)
 	return in.pid;
 }
 
-int msb_qemu_relay_await(int ready, double timeout)
+/* Wait up to `timeout` s for one word of the relay's: 1 when it is `want`, 0 another or the
+ * stream closed, -1 timed out. */
+static int await_word(int ready, double timeout, char want)
 {
 	int64_t deadline = msb_agent_now_ms() + (int64_t)(timeout * 1000.0);
 	for (;;) {
@@ -216,24 +218,16 @@ int msb_qemu_relay_await(int ready, double timeout)
 		if (n == 0)
 			return -1;
 		char c = 0;
-		return n > 0 && read(ready, &c, 1) == 1 && c == 'R' ? 1 : 0;
+		return n > 0 && read(ready, &c, 1) == 1 && c == want ? 1 : 0;
 	}
+}
+
+int msb_qemu_relay_await(int ready, double timeout)
+{
+	return await_word(ready, timeout, 'R');
 }
 
 int msb_qemu_relay_await_all(int ready, double timeout)
 {
-	int64_t deadline = msb_agent_now_ms() + (int64_t)(timeout * 1000.0);
-	for (;;) {
-		int64_t left = deadline - msb_agent_now_ms();
-		if (left <= 0)
-			return -1;
-		struct pollfd p = { .fd = ready, .events = POLLIN };
-		int n = poll(&p, 1, (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0)
-			return -1;
-		char c = 0;
-		return n > 0 && read(ready, &c, 1) == 1 && c == 'A' ? 1 : 0;
-	}
+	return await_word(ready, timeout, 'A');
 }
