@@ -4,23 +4,8 @@
 # `msb exec` — with SandboxCapabilityNotSupported naming the backend, the image and why, and
 # no sandbox is started (the state directory stays empty). The host image is served.
 set -u
-top=${MSB_TOP_BUILDDIR:?run from make check, or set MSB_TOP_BUILDDIR}
-msb="$top/core/cli/msb"
-plugin="$top/plugins/process/.libs/process.so"
-agent="$top/sdk/agent/msb-agent"
-for f in "$msb" "$plugin" "$agent"; do
-	[ -e "$f" ] || { echo "SKIP: $f is not built"; exit 77; }
-done
-tmp=$(mktemp -d /var/tmp/msb-cli-image.XXXXXX)
-cleanup() {
-	"$msb" -c "$tmp/sandbox.yaml" dispose --scope s --thread t >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { "$@" >"$tmp/out" 2>"$tmp/err"; status=$?; }
+. "$(dirname "$0")/process_cli.sh"
+cli_begin image /var/tmp
 
 mkdir "$tmp/state"
 cat >"$tmp/sandbox.yaml" <<YAML

@@ -5,26 +5,8 @@
 # lines start on lines of their own, never glued to the guest's last stderr line. Backend:
 # process (real, as the output cap and the timeout are the agent's).
 set -u
-top=${MSB_TOP_BUILDDIR:?run from make check, or set MSB_TOP_BUILDDIR}
-msb="$top/core/cli/msb"
-plugin="$top/plugins/process/.libs/process.so"
-agent="$top/sdk/agent/msb-agent"
-for f in "$msb" "$plugin" "$agent"; do
-	[ -e "$f" ] || { echo "SKIP: $f is not built"; exit 77; }
-done
-tmp=$(mktemp -d /tmp/msb-cli-timeout.XXXXXX)
-cfg="$tmp/sandbox.yaml"
-cleanup() {
-	[ -f "$cfg" ] && "$msb" -c "$cfg" dispose --scope s --thread t >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"; status=$?; }
-expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1 (stderr: $(cat "$tmp/err"))"; }
-expect_err() { grep -qF -- "$1" "$tmp/err" || fail "$2: stderr lacks '$1': $(cat "$tmp/err")"; }
+. "$(dirname "$0")/process_cli.sh"
+cli_begin timeout
 
 cat >"$cfg" <<YAML
 version: 1

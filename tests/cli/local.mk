@@ -7,7 +7,7 @@ TESTS += tests/cli/cli_bounds.sh
 EXTRA_DIST += tests/cli/cli_bounds.sh
 # What exec says about a timeout and a cut (issue 17), against the real process backend.
 TESTS += tests/cli/cli_timeout.sh
-EXTRA_DIST += tests/cli/cli_timeout.sh
+EXTRA_DIST += tests/cli/cli_timeout.sh tests/cli/process_cli.sh
 # Every shipped configuration through `msb check`, held to what its comments claim.
 TESTS += tests/cli/shipped_configs.sh
 EXTRA_DIST += tests/cli/shipped_configs.sh
