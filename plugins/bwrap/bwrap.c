@@ -189,8 +189,12 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 {
 	char listen_fd[16];
 	snprintf(listen_fd, sizeof listen_fd, "%d", MSB_BWRAP_FD_LISTEN);
-	msb_errc rc = msb_driver_agent_argv(box, "--listen-fd", listen_fd, box->spec->work_dir, NULL,
-					    -1, &s->agent_argv, err);
+	/* The image's User is the sandbox's own uid in bwrap's user namespace (--uid below),
+	 * so the agent starts as it and has nothing to drop. */
+	msb_driver_box as_is = *box;
+	as_is.has_image_user = false;
+	msb_errc rc = msb_driver_agent_argv(&as_is, "--listen-fd", listen_fd, box->spec->work_dir,
+					    NULL, -1, &s->agent_argv, err);
 	if (rc)
 		return rc;
 	/* The agent is bound into the sandbox; its host path means nothing there. */
@@ -220,6 +224,9 @@ static msb_errc build_argv(const bwrap_ctx *ctx, const msb_driver_box *box, cons
 		.tmp_size = ctx->cfg.tmp_size,
 		.work_disk = ctx->cfg.disk,
 		.netns_joined = s->netns_fd >= 0,
+		.sandbox_ids = box->has_image_user,
+		.sandbox_uid = box->image_uid,
+		.sandbox_gid = box->image_gid,
 	};
 	return msb_bwrap_argv(ctx->cfg.bwrap, &layout, (const char *const *)s->agent_argv, &s->argv, err);
 }
@@ -346,6 +353,14 @@ static msb_errc bwrap_image_config(void *p, const msb_spec *spec, const char *co
 	return msb_images_env(&ctx->cfg.images, spec->image, env, err);
 }
 
+/* The store image's User, as the uid and gid inside the sandbox's user namespace. */
+static msb_errc bwrap_image_user(void *p, const msb_spec *spec, long *uid, long *gid,
+				 msb_error *err)
+{
+	const bwrap_ctx *ctx = p;
+	return msb_images_user(&ctx->cfg.images, spec->image, uid, gid, err);
+}
+
 static msb_errc bwrap_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	bwrap_ctx *ctx = p;
@@ -461,6 +476,7 @@ static msb_errc bwrap_init(const msb_node *config, const msb_host *host, msb_bac
 	b.identity = bwrap_identity;
 	b.image_digest = bwrap_image_digest;
 	b.image_config = bwrap_image_config;
+	b.image_user = bwrap_image_user;
 	/* The proxy's socket directory is bound in (bwrap_argv.c); the namespace is loopback. */
 	b.egress = true;
 	/*

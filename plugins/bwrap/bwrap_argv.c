@@ -147,6 +147,15 @@ msb_errc msb_bwrap_argv(const char *bwrap, const msb_bwrap_layout *l, const char
 	 * before bwrap ran: the same closed egress without its 0.55 ms in the start. */
 	if (l->netns_joined)
 		push(&b, "--share-net");
+	/* An image's User: the one uid (and gid) the user namespace maps, onto the caller's, so
+	 * the work directory the caller owns is that user's inside and nothing else is. */
+	if (l->sandbox_ids) {
+		char id[24];
+		snprintf(id, sizeof id, "%ld", l->sandbox_uid);
+		push2(&b, "--uid", id);
+		snprintf(id, sizeof id, "%ld", l->sandbox_gid);
+		push2(&b, "--gid", id);
+	}
 	/* No capability at all inside, even in the sandbox's own user namespace. */
 	push2(&b, "--cap-drop", "ALL");
 	/* bwrap and the sandbox's init die with bwrap's parent: the launcher's resident keeper

@@ -28,6 +28,8 @@ typedef struct msb_bwrap_layout {
 	const char *egress_hosts; /* its hosts file, bound read-only as /etc/hosts; NULL: none */
 	bool netns_joined;      /* the launch joins a network namespace made ahead (msb/netns.h):
 				 * bwrap keeps it rather than making its own */
+	bool sandbox_ids;       /* the uid and gid inside the sandbox's user namespace are */
+	long sandbox_uid, sandbox_gid; /* these (an image's User); false: the caller's own */
 } msb_bwrap_layout;
 
 /*

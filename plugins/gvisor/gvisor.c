@@ -109,6 +109,14 @@ static msb_errc gvisor_image_config(void *p, const msb_spec *spec, const char *c
 	return msb_images_env(&ctx->images, spec->image, env, err);
 }
 
+/* The store image's User: the agent makes its socket as root, then drops to it. */
+static msb_errc gvisor_image_user(void *p, const msb_spec *spec, long *uid, long *gid,
+				  msb_error *err)
+{
+	const gvisor_ctx *ctx = p;
+	return msb_images_user(&ctx->images, spec->image, uid, gid, err);
+}
+
 static msb_errc gvisor_start(void *p, const msb_driver_box *box, msb_error *err)
 {
 	const gvisor_ctx *ctx = p;
@@ -350,6 +358,7 @@ static msb_errc gvisor_init(const msb_node *config, const msb_host *host,
 	b.identity = gvisor_identity;
 	b.image_digest = gvisor_image_digest;
 	b.image_config = gvisor_image_config;
+	b.image_user = gvisor_image_user;
 	/* Stop kills by cgroup, which holds every process the sandbox has: no SHUTDOWN first. */
 	b.pid_ends_all = true;
 	b.configure = parse_config;

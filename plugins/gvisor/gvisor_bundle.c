@@ -33,6 +33,8 @@
 
 #include "gvisor_internal.h"
 
+#define GVISOR_ID_CAPS "\"CAP_CHOWN\", \"CAP_SETUID\", \"CAP_SETGID\", \"CAP_SETPCAP\""
+
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -252,7 +254,13 @@ msb_errc gvisor_bundle_write(const gvisor_ctx *ctx, const msb_driver_box *box, c
 		return msb_error_set_errno(err, MSB_E_BACKEND, errno, "backend gvisor: writing %s", path);
 	}
 	fputs("{\n  \"ociVersion\": \"1.0.2\",\n  \"process\": {\n    \"terminal\": false,\n"
-	      "    \"user\": {\"uid\": 0, \"gid\": 0},\n    \"args\": [", f);
+	      "    \"user\": {\"uid\": 0, \"gid\": 0},\n", f);
+	/* An image's User: what the agent needs to hand the work directory to it and drop to it
+	 * (msb-agent --uid); it drops every capability before it serves (harden.c). */
+	if (box->has_image_user)
+		fputs("    \"capabilities\": {\"bounding\": [" GVISOR_ID_CAPS "], \"effective\": ["
+		      GVISOR_ID_CAPS "], \"permitted\": [" GVISOR_ID_CAPS "]},\n", f);
+	fputs("    \"args\": [", f);
 	json_str(f, GVISOR_AGENT_PATH);
 	for (char **a = argv + 1; *a; a++) {
 		fputs(", ", f);

@@ -440,6 +440,14 @@ static msb_errc qemu_image_config(void *p, const msb_spec *spec, const char *con
 	return msb_images_env(&ctx->env_images, spec->image, env, err);
 }
 
+/* The store image's User: the guest agent makes its channel as root, then drops to it. */
+static msb_errc qemu_image_user(void *p, const msb_spec *spec, long *uid, long *gid,
+				msb_error *err)
+{
+	const qemu_ctx *ctx = p;
+	return msb_images_user(&ctx->env_images, spec->image, uid, gid, err);
+}
+
 static msb_errc parse_config(void *p, const msb_node *config, const msb_driver_config *driver,
 			     msb_error *err)
 {
@@ -541,6 +549,7 @@ static msb_errc qemu_init(const msb_node *config, const msb_host *host,
 	b.snapshot_save = qemu_snapshot_save;
 	b.image_digest = qemu_identity; /* its identity is the digest */
 	b.image_config = qemu_image_config;
+	b.image_user = qemu_image_user;
 	/* The driver refuses unknown keys and reads its own; then parse_config reads the plugin's. */
 	b.configure = parse_config;
 	/*

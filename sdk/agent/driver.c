@@ -101,6 +101,10 @@ msb_errc msb_driver_agent_argv(const msb_driver_box *box, const char *mode, cons
 	c.work_alias = work_alias;
 	msb_driver_egress_agent_config(box, &c);
 	c.image_env = box->image_env;
+	if (box->has_image_user) {
+		c.uid = box->image_uid;
+		c.gid = box->image_gid;
+	}
 	return msb_agent_config_argv(box->config->agent_path, mode, mode_arg, &c, ready_fd, argv,
 				     err);
 }
@@ -144,6 +148,26 @@ static msb_errc await_agent(msb_backend_instance *inst, driver_paths *p, msb_age
 				"%.1f s: ", inst->boundary.name, p->name, inst->config.start_timeout);
 }
 
+/* The image's User into the box, when the boundary reads one (inst->boundary is zero past
+ * the plugin's struct_size, so an older boundary has none). */
+static msb_errc driver_image_user(msb_backend_instance *inst, driver_paths *p,
+				  const msb_spec *spec, msb_error *err)
+{
+	const msb_boundary *b = &inst->boundary;
+	if (!b->image_user)
+		return MSB_OK;
+	long uid = -1, gid = -1;
+	msb_errc rc = b->image_user(b->ctx, spec, &uid, &gid, err);
+	if (rc != MSB_OK)
+		return msb_error_prefix(err, "backend %s: sandbox %s: ", b->name, p->name);
+	if (uid >= 0) {
+		p->box.has_image_user = true;
+		p->box.image_uid = uid;
+		p->box.image_gid = gid >= 0 ? gid : 0;
+	}
+	return rc;
+}
+
 static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const driver_key *k,
 			    const msb_spec *spec, msb_agent_client **client, msb_error *err)
 {
@@ -164,8 +188,11 @@ static msb_errc start_fresh(msb_backend_instance *inst, driver_paths *p, const d
 	if (rc == MSB_OK && inst->boundary.image_config)
 		rc = inst->boundary.image_config(inst->boundary.ctx, spec, &p->box.image_env, err);
 	if (rc == MSB_OK)
+		rc = driver_image_user(inst, p, spec, err);
+	if (rc == MSB_OK)
 		rc = inst->boundary.start(inst->boundary.ctx, &p->box, err);
 	p->box.image_env = NULL;
+	p->box.has_image_user = false;
 	p->box.spec = NULL;
 	p->box.greeted = NULL;
 	p->box.egress_socket = NULL;

@@ -192,6 +192,24 @@ static void parse_args(int argc, char **argv, options *o)
 		die("%s", "--egress-socket and --egress-port go together");
 }
 
+/*
+ * The user the commands run as (an image's User, say) owns the work directory it writes in:
+ * a root agent that will drop to another uid hands it over first, while it still can. Only
+ * the directory itself: it was just made (a tmpfs, a fresh mount point), and a tree it held
+ * would be the host's to own, not the guest's.
+ */
+static void hand_over_work_dir(const options *o)
+{
+	struct stat st;
+	if (o->uid < 0 || geteuid() != 0 || stat(".", &st) < 0)
+		return;
+	if (st.st_uid == (uid_t)o->uid && (o->gid < 0 || st.st_gid == (gid_t)o->gid))
+		return;
+	if (chown(".", (uid_t)o->uid, o->gid >= 0 ? (gid_t)o->gid : (gid_t)-1) < 0)
+		die("cannot hand the work dir %s to uid %ld: %s", agent.work_dir, o->uid,
+		    strerror(errno));
+}
+
 /* Drop to the configured uid/gid, after everything that needed privilege is done. */
 static void drop_privileges(const options *o)
 {
@@ -277,16 +295,26 @@ static int serve_fds(const options *o)
 
 static int serve_device(const options *o)
 {
+	/*
+	 * An agent that drops to another uid could not reopen its root-owned port: it opens it
+	 * once, before, and keeps it (a port is open by one process at a time, so no command
+	 * can take it between two host connections either).
+	 */
+	int held = -1;
+	if (o->uid >= 0 && geteuid() == 0 &&
+	    (held = open(o->device, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		die("cannot open %s: %s", o->device, strerror(errno));
 	drop_privileges(o);
 	agent_signal_ready(o->ready_fd);
 	bool shutdown = false;
 	/* A serial port outlives a host connection: serve it again after the peer goes. */
 	while (!shutdown && !agent_terminating) {
-		int fd = open(o->device, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		int fd = held >= 0 ? held : open(o->device, O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
 			die("cannot open %s: %s", o->device, strerror(errno));
 		unsigned long frames = agent_serve_stream(fd, fd, &shutdown);
-		close(fd);
+		if (fd != held)
+			close(fd);
 		/* A port with no host on it reads as closed at once: do not spin on it. */
 		if (frames == 0) {
 			struct timespec ts = { 0, 100 * 1000000L };
@@ -396,6 +424,7 @@ int main(int argc, char **argv)
 		die("cannot create work dir %s", agent.work_dir);
 	if (chdir(agent.work_dir) < 0)
 		die("cannot enter work dir %s", agent.work_dir);
+	hand_over_work_dir(&o);
 	if (o.egress_socket && o.egress_transport != AGENT_EGRESS_SHARED) {
 		if (agent_egress_start(o.egress_socket, o.egress_transport, o.egress_names, o.n_egress_names,
 				       o.egress_ports, o.n_egress_ports, drop_for_forwarder, &o) < 0)

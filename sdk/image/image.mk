@@ -8,6 +8,7 @@ sdk_libmsb_sdk_la_SOURCES += \
 	sdk/image/image_source.c \
 	sdk/image/image_pack.c \
 	sdk/image/image_unpack.c \
+	sdk/image/image_user.c \
 	sdk/image/image_store.c
 sdk_libmsb_sdk_la_CPPFLAGS = $(AM_CPPFLAGS) -DMSB_LOCALSTATEDIR='"$(localstatedir)"'
 sdk_libmsb_sdk_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(ARCHIVE_CFLAGS) $(CRYPTO_CFLAGS)

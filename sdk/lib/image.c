@@ -205,6 +205,26 @@ msb_errc msb_images_env(const msb_images *images, const char *image, const char 
 	return rc;
 }
 
+msb_errc msb_images_user(const msb_images *images, const char *image, long *uid, long *gid,
+			 msb_error *err)
+{
+	*uid = *gid = -1;
+	if (!image || !*image || !strcmp(image, "host"))
+		return MSB_OK;
+	for (size_t i = 0; i < images->len; i++)
+		if (!strcmp(images->list[i].name, image))
+			return MSB_OK; /* a configured directory has no config */
+	msb_image_record rec;
+	msb_error lookup = MSB_ERROR_INIT;
+	if (!images->store || msb_image_inspect(images->store, image, &rec, &lookup) != MSB_OK) {
+		msb_error_clear(&lookup);
+		return MSB_OK;
+	}
+	msb_errc rc = msb_image_user_resolve(rec.root, image, rec.user, uid, gid, err);
+	msb_image_record_free(&rec);
+	return rc;
+}
+
 void msb_images_free(msb_images *images)
 {
 	for (size_t i = 0; i < images->len; i++) {

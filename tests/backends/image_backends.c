@@ -50,6 +50,17 @@ static void import_all(void)
 	img_tar_file(t, "etc/marker", "rootfs\n", 0644);
 	img_tar_close(t);
 	assert_int_equal(msb_image_import(scratch.store, "rootfs", src, NULL, NULL, &err), MSB_OK);
+	/* Users by name, from the image's own account files (the host has neither). */
+	static const char passwd[] = "root:x:0:0::/root:/bin/sh\nappuser:x:1234:2345::/:/bin/sh\n";
+	static const char groups[] = "root:x:0:\nappgroup:x:3456:\n";
+	img_make_oci_user(&scratch, busybox, "user", "appuser:appgroup", passwd, groups);
+	img_make_oci_user(&scratch, busybox, "ghost", "ghost", passwd, groups);
+	const char *const names[] = { "user", "ghost" };
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(src, sizeof src, "%s/%s", scratch.src, names[i]);
+		assert_int_equal(msb_image_import(scratch.store, names[i], src, NULL, NULL, &err),
+				 MSB_OK);
+	}
 }
 
 /* Close the plugin and remove its state directory. */
@@ -115,6 +126,34 @@ static void image_config_honoured(backend_fixture *fx)
 	runs(fx, "rootfs", "echo ${IMAGE_VAR:-unset}", "unset\n");
 }
 
+/*
+ * The image config's User is who the commands are: "1000" (the OCI image) is uid 1000 in
+ * group 0, "appuser:appgroup" the ids the image's own /etc/passwd and /etc/group give; the
+ * work directory is that user's and writable, /tmp too, the image's root not. A User the
+ * image does not define is refused at acquire, naming it and the file, and leaves nothing.
+ */
+static void image_user_honoured(backend_fixture *fx)
+{
+	runs(fx, "oci", "busybox id -u; busybox id -g; busybox grep CapEff /proc/self/status",
+	     "1000\n0\nCapEff:\t0000000000000000\n");
+	runs(fx, "user", "busybox id -u; busybox id -g; echo w > w && cat w; busybox stat -c %u .;"
+	     "echo t > /tmp/t && cat /tmp/t; echo x > /etc/x 2>/dev/null || echo denied",
+	     "1234\n3456\nw\n1234\nt\ndenied\n");
+	msb_spec s = spec;
+	s.image = "ghost";
+	msb_key k = backend_key("ghost", NULL);
+	msb_sandbox_handle *h = NULL;
+	msb_error err = MSB_ERROR_INIT;
+	assert_int_equal(fx->ops->acquire(fx->self, &k, &s, &h, &err), MSB_E_VALUE);
+	const char *m = msb_error_message(&err);
+	if (!strstr(m, "config User \"ghost\" refused") || !strstr(m, "/etc/passwd"))
+		fail_msg("the refusal of User ghost says \"%s\"", m);
+	msb_error_clear(&err);
+	msb_disposal_failure f = { 0 };
+	fx->ops->dispose(fx->self, &k, &f);
+	msb_disposal_failure_free(&f);
+}
+
 static void run_on(const engine *e)
 {
 	char why[512];
@@ -136,6 +175,7 @@ static void run_on(const engine *e)
 	runs(&fx, "rootfs", "cat /etc/marker; test -e /usr/bin/python3 || echo no-host-usr",
 	     "rootfs\nno-host-usr\n");
 	image_config_honoured(&fx);
+	image_user_honoured(&fx);
 	/* A name in neither config images: nor the store is refused, naming the store. */
 	absent_is_refused(&fx, scratch.store);
 	close_and_remove(&fx);
@@ -337,12 +377,21 @@ static void qemu_runs_store_images(void **state)
 	msb_error err = MSB_ERROR_INIT;
 	if (e.open(&fx, NULL, extra, &err) != MSB_OK)
 		fail_msg("open qemu: %s", msb_error_message(&err));
+	/* The OCI image runs as its User, 1000, who may not write the image's /etc; root (the
+	 * docker archive sets no User) may, into the overlay's upper layer. */
 	runs(&fx, "oci", "cat /etc/keep /opq/new; ls /etc/gone /opq/old 2>/dev/null;"
-	     "echo w > /etc/w && cat /etc/w; test -x /msb/agent && echo agent",
-	     "kept\nnew\nw\nagent\n");
-	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo", "y\n");
+	     "echo w > /etc/w 2>/dev/null || echo denied; test -x /msb/agent && echo agent",
+	     "kept\nnew\ndenied\nagent\n");
+	runs(&fx, "docker", "cat /etc/new; ls /etc/old 2>/dev/null; echo; echo w > /etc/w && cat /etc/w",
+	     "y\nw\n");
 	runs(&fx, "rootfs", "cat /etc/marker", "rootfs\n");
 	image_config_honoured(&fx);
+	image_user_honoured(&fx);
+	/* The agents hold their ports open from before the drop: the image's user can open
+	 * none of them (not even between two host connections). */
+	runs(&fx, "user", "test -e /dev/virtio-ports/msb.agent.0 && echo port;"
+	     "for p in /dev/virtio-ports/*; do (: < $p) 2>/dev/null && echo opened $p;"
+	     "done; echo none", "port\nnone\n");
 	msb_spec rs = spec;
 	rs.image = "rootfs";
 	msb_sandbox_handle *rh = backend_acquire(&fx, &rs, "rootfs-code", NULL);

@@ -157,3 +157,44 @@ void img_tar_busybox(img_tar *t, const char *path)
 	img_tar_symlink(t, "bin/sh", "busybox");
 	free(data);
 }
+
+void img_make_oci_user(const img_scratch *s, const char *busybox, const char *leaf,
+		       const char *user, const char *passwd, const char *group)
+{
+	char layout[300], blobs[340], tmp[340];
+	snprintf(layout, sizeof layout, "%s/%s", s->src, leaf);
+	snprintf(blobs, sizeof blobs, "%s/blobs/sha256", layout);
+	img_mkdirs(blobs);
+	snprintf(tmp, sizeof tmp, "%s/l.tmp", layout);
+	img_tar *t = img_tar_open(tmp, "gzip");
+	img_tar_dir(t, "etc", 0755);
+	if (passwd)
+		img_tar_file(t, "etc/passwd", passwd, 0644);
+	if (group)
+		img_tar_file(t, "etc/group", group, 0644);
+	if (busybox)
+		img_tar_busybox(t, busybox);
+	img_tar_close(t);
+	char layer[72], cfg[72], manifest[72];
+	blob_in(layout, tmp, layer);
+	char json[1200];
+	snprintf(json, sizeof json, "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{\"Env\":"
+		 "[\"PATH=/bin\"]%s%s%s},\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[]}}",
+		 user ? ",\"User\":\"" : "", user ? user : "", user ? "\"" : "");
+	json_blob(layout, json, cfg);
+	snprintf(json, sizeof json,
+		 "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+		 "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\","
+		 "\"digest\":\"%s\",\"size\":1},\"layers\":["
+		 "{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"%s\","
+		 "\"size\":1}]}", cfg, layer);
+	json_blob(layout, json, manifest);
+	snprintf(json, sizeof json,
+		 "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
+		 "\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"%s\",\"size\":1}]}",
+		 manifest);
+	snprintf(tmp, sizeof tmp, "%s/index.json", layout);
+	img_write(tmp, json, strlen(json));
+	snprintf(tmp, sizeof tmp, "%s/oci-layout", layout);
+	img_write(tmp, "{\"imageLayoutVersion\":\"1.0.0\"}", 30);
+}

@@ -58,6 +58,13 @@ bool img_read(const char *path, char *buf, size_t size);
 void img_make_oci_with(const img_scratch *s, const char *busybox, char manifest[72],
 		       char layer1[400]);
 void img_make_oci(const img_scratch *s, char manifest[72], char layer1[400]);
+/*
+ * A one-layer OCI layout at <src>/<leaf> whose config sets User `user` (NULL: unset), with
+ * etc/passwd and etc/group of the contents given (NULL: the file is not there), and
+ * `busybox` as for img_make_oci_with.
+ */
+void img_make_oci_user(const img_scratch *s, const char *busybox, const char *leaf,
+		       const char *user, const char *passwd, const char *group);
 /* Legacy layer ids: 64 hex digits that are not digests of anything. */
 #define ID_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define ID_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"

@@ -18,3 +18,9 @@ tests_image_test_image_import_LDADD = $(IMAGE_TEST_LIBS)
 # `msb image` end to end (the command as a process).
 TESTS += tests/image/cli_image.sh
 EXTRA_DIST += tests/image/cli_image.sh
+check_PROGRAMS += tests/image/test_image_user
+TESTS += tests/image/test_image_user
+tests_image_test_image_user_SOURCES = tests/image/test_image_user.c $(IMAGE_TEST_SOURCES)
+tests_image_test_image_user_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_image_test_image_user_CFLAGS = $(IMAGE_TEST_CFLAGS)
+tests_image_test_image_user_LDADD = $(IMAGE_TEST_LIBS)

@@ -107,6 +107,15 @@ typedef struct msb_driver_box {
 	 * boundary's image_config; NULL: none). msb_driver_agent_argv hands it to the agent.
 	 */
 	const char *const *image_env;
+	/*
+	 * Appended (issue 21). In start only: the image config's User for box->spec, from the
+	 * boundary's image_user, when has_image_user. msb_driver_agent_argv then hands it to the
+	 * agent (--uid/--gid: the agent makes its socket, hands the work directory to that uid
+	 * and drops to it before it serves); a boundary that sets the ids itself (bwrap's user
+	 * namespace) clears has_image_user in its copy first.
+	 */
+	bool has_image_user;
+	long image_uid, image_gid;
 } msb_driver_box;
 
 typedef struct msb_boundary {
@@ -206,11 +215,19 @@ typedef struct msb_boundary {
 	 */
 	msb_errc (*image_config)(void *ctx, const msb_spec *spec, const char *const **env,
 				 msb_error *err);
+	/*
+	 * Appended (issue 21). Optional: the uid and gid the image's config User names for a
+	 * sandbox of `spec` (msb_images_user; both -1: the boundary's default user), set as
+	 * box->image_uid/image_gid for start. A failure (a user the image does not define)
+	 * fails the start, before anything is started.
+	 */
+	msb_errc (*image_user)(void *ctx, const msb_spec *spec, long *uid, long *gid,
+			       msb_error *err);
 } msb_boundary;
 
 #define MSB_BOUNDARY_INIT                                                                  \
 	{ (uint32_t)sizeof(msb_boundary), NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, \
-	  false, false, NULL, NULL, NULL, NULL }
+	  false, false, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * Build the instance: check `config`'s keys against MSB_DRIVER_CONFIG_KEYS plus `extra_keys`

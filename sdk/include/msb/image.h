@@ -77,6 +77,14 @@ msb_errc msb_images_digest(const msb_images *images, const char *image, char *ou
  */
 msb_errc msb_images_env(const msb_images *images, const char *image, const char *const **env,
 			msb_error *err);
+/*
+ * A store image's User for msb_boundary.image_user: the uid and gid its commands run as
+ * (msb_image_user_resolve); both -1 for "host", a config directory, no image, an image
+ * whose config sets no User, or a name the store does not have (the start refuses that in
+ * its own words). A User the image cannot resolve is refused (MSB_E_VALUE).
+ */
+msb_errc msb_images_user(const msb_images *images, const char *image, long *uid, long *gid,
+			 msb_error *err);
 void msb_images_free(msb_images *images);
 
 #ifdef __cplusplus

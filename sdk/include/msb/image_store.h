@@ -106,6 +106,18 @@ msb_errc msb_image_inspect(const char *images_dir, const char *name, msb_image_r
 msb_errc msb_image_digest(const char *images_dir, const char *name,
 			  char out[MSB_IMAGE_DIGEST_LEN + 1], msb_error *err);
 
+/*
+ * The uid and gid an image config's User names (OCI's forms: user, uid, user:group,
+ * uid:gid, user:gid, uid:group), names looked up in the image's own etc/passwd and
+ * etc/group beneath `root` (its unpacked root), never the host's. A uid with no group is
+ * its passwd line's group, or 0 when the image has no such line. *uid and *gid are -1 when
+ * `user` is NULL or empty (the backend's default). A name the image does not define, a
+ * malformed line for it, or an account file past 4 MiB is refused (MSB_E_VALUE, naming
+ * `image`, the User and the file): a workload is never run as some other user instead.
+ */
+msb_errc msb_image_user_resolve(const char *root, const char *image, const char *user,
+				long *uid, long *gid, msb_error *err);
+
 /* Every name, sorted; free each record and the array (msb_image_records_free). */
 msb_errc msb_image_list(const char *images_dir, msb_image_record **out, size_t *len,
 			msb_error *err);
