@@ -24,3 +24,6 @@ tests_image_test_image_user_SOURCES = tests/image/test_image_user.c $(IMAGE_TEST
 tests_image_test_image_user_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_image_test_image_user_CFLAGS = $(IMAGE_TEST_CFLAGS)
 tests_image_test_image_user_LDADD = $(IMAGE_TEST_LIBS)
+# The default python image on every engine that takes a store image, through the msb command.
+TESTS += tests/image/cli_python_image.sh
+EXTRA_DIST += tests/image/cli_python_image.sh
