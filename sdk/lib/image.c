@@ -2,6 +2,7 @@
  * image.c — the built-in `host` image and the `images:` config key (msb/image.h), shared by
  * the backends that build a sandbox's root from host directories.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,21 +162,33 @@ static bool env_entry_ok(const char *e)
 	return n > 0 && e[n] == '=' && !(e[0] >= '0' && e[0] <= '9') && strlen(e) < 4096;
 }
 
+/*
+ * The store's record of `image` when it is a store image (the config each reads is there);
+ * false for "host", no image, a configured directory (no config) and a name the store does
+ * not have (the start refuses that in its own words).
+ */
+static bool store_record(const msb_images *images, const char *image, msb_image_record *rec)
+{
+	if (!image || !*image || !strcmp(image, "host"))
+		return false;
+	for (size_t i = 0; i < images->len; i++)
+		if (!strcmp(images->list[i].name, image))
+			return false;
+	msb_error lookup = MSB_ERROR_INIT;
+	if (!images->store || msb_image_inspect(images->store, image, rec, &lookup) != MSB_OK) {
+		msb_error_clear(&lookup);
+		return false;
+	}
+	return true;
+}
+
 msb_errc msb_images_env(const msb_images *images, const char *image, const char *const **env,
 			msb_error *err)
 {
 	*env = NULL;
-	if (!image || !*image || !strcmp(image, "host"))
-		return MSB_OK;
-	for (size_t i = 0; i < images->len; i++)
-		if (!strcmp(images->list[i].name, image))
-			return MSB_OK; /* a configured directory has no config */
 	msb_image_record rec;
-	msb_error lookup = MSB_ERROR_INIT;
-	if (!images->store || msb_image_inspect(images->store, image, &rec, &lookup) != MSB_OK) {
-		msb_error_clear(&lookup);
+	if (!store_record(images, image, &rec))
 		return MSB_OK;
-	}
 	msb_errc rc = MSB_OK;
 	pthread_mutex_lock(&seen_lock);
 	struct msb_images_seen *seen = images->seen;
@@ -209,17 +222,9 @@ msb_errc msb_images_user(const msb_images *images, const char *image, long *uid,
 			 msb_error *err)
 {
 	*uid = *gid = -1;
-	if (!image || !*image || !strcmp(image, "host"))
-		return MSB_OK;
-	for (size_t i = 0; i < images->len; i++)
-		if (!strcmp(images->list[i].name, image))
-			return MSB_OK; /* a configured directory has no config */
 	msb_image_record rec;
-	msb_error lookup = MSB_ERROR_INIT;
-	if (!images->store || msb_image_inspect(images->store, image, &rec, &lookup) != MSB_OK) {
-		msb_error_clear(&lookup);
+	if (!store_record(images, image, &rec))
 		return MSB_OK;
-	}
 	msb_errc rc = msb_image_user_resolve(rec.root, image, rec.user, uid, gid, err);
 	msb_image_record_free(&rec);
 	return rc;

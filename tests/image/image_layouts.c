@@ -31,6 +31,20 @@ static void json_blob(const char *layout, const char *json, char digest[72])
 	blob_in(layout, tmp, digest);
 }
 
+/* index.json naming `manifest`, and the oci-layout marker. */
+static void layout_index(const char *layout, const char *manifest)
+{
+	char json[400], path[400];
+	snprintf(json, sizeof json,
+		 "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
+		 "\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"%s\",\"size\":1}]}",
+		 manifest);
+	snprintf(path, sizeof path, "%s/index.json", layout);
+	img_write(path, json, strlen(json));
+	snprintf(path, sizeof path, "%s/oci-layout", layout);
+	img_write(path, "{\"imageLayoutVersion\":\"1.0.0\"}", 30);
+}
+
 /*
  * An OCI layout at <src>/oci: layer 1 (gzip) has etc/keep, etc/gone, opq/old and bin/hello;
  * layer 2 (plain) whites out etc/gone, makes opq opaque with opq/new. The manifest digest is
@@ -74,14 +88,7 @@ void img_make_oci_with(const img_scratch *s, const char *busybox, char manifest[
 		 "{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":1}]}",
 		 cfg, l1, l2);
 	json_blob(layout, json, manifest);
-	snprintf(json, sizeof json,
-		 "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
-		 "\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"%s\",\"size\":1}]}",
-		 manifest);
-	snprintf(tmp, sizeof tmp, "%s/index.json", layout);
-	img_write(tmp, json, strlen(json));
-	snprintf(tmp, sizeof tmp, "%s/oci-layout", layout);
-	img_write(tmp, "{\"imageLayoutVersion\":\"1.0.0\"}", 30);
+	layout_index(layout, manifest);
 }
 
 
@@ -189,12 +196,5 @@ void img_make_oci_user(const img_scratch *s, const char *busybox, const char *le
 		 "{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"%s\","
 		 "\"size\":1}]}", cfg, layer);
 	json_blob(layout, json, manifest);
-	snprintf(json, sizeof json,
-		 "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
-		 "\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"%s\",\"size\":1}]}",
-		 manifest);
-	snprintf(tmp, sizeof tmp, "%s/index.json", layout);
-	img_write(tmp, json, strlen(json));
-	snprintf(tmp, sizeof tmp, "%s/oci-layout", layout);
-	img_write(tmp, "{\"imageLayoutVersion\":\"1.0.0\"}", 30);
+	layout_index(layout, manifest);
 }
