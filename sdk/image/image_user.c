@@ -4,8 +4,9 @@
  * The forms are OCI's: "user", "uid", "user:group", "uid:gid", "user:gid", "uid:group".
  * Names are looked up in the image's own /etc/passwd and /etc/group, never the host's (the
  * same name may be another uid there, or none), and those files are guest-authored bytes:
- * they are opened beneath the image's root (a symlink out of it is not followed), read up
- * to a bound, and parsed line by line with nothing trusted but the fields used. A name no
+ * they are opened beneath the image's root (a link is resolved inside it, as the guest
+ * would see it, so one aimed out finds nothing), read up to a bound, and parsed line by
+ * line with nothing trusted but the fields used. A name no
  * line gives is refused, naming the image's file: running the workload as some other user
  * (root, say) instead would be exactly the silent downgrade msb never makes.
  */
