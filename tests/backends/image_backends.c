@@ -85,16 +85,21 @@ static void runs(backend_fixture *fx, const char *image, const char *script, con
 	msb_exec_result r = { 0 };
 	msb_error err = MSB_ERROR_INIT;
 	msb_errc rc = fx->ops->exec(h, &req, &r, &err);
+	/* The verdict first, the sandbox disposed, then the failure: a failed assertion jumps
+	 * out, and must not leave a VM or container running behind it. */
+	char why[1024] = "";
 	if (rc)
-		fail_msg("%s: exec: %s", image, msb_error_message(&err));
-	if (r.out.len != strlen(want) || memcmp(r.out.data, want, r.out.len))
-		fail_msg("%s: printed \"%.*s\" (stderr \"%.*s\"), wanted \"%s\"", image,
-			 (int)r.out.len, r.out.data ? (char *)r.out.data : "",
-			 (int)r.err.len, r.err.data ? (char *)r.err.data : "",
-			 want);
+		snprintf(why, sizeof why, "%s: exec: %s", image, msb_error_message(&err));
+	else if (r.out.len != strlen(want) || memcmp(r.out.data, want, r.out.len))
+		snprintf(why, sizeof why, "%s: printed \"%.*s\" (stderr \"%.*s\"), wanted \"%s\"",
+			 image, (int)r.out.len, r.out.data ? (char *)r.out.data : "",
+			 (int)r.err.len, r.err.data ? (char *)r.err.data : "", want);
+	msb_error_clear(&err);
 	msb_exec_result_free(&r);
 	fx->ops->release(h);
 	backend_dispose(fx, image, NULL);
+	if (why[0])
+		fail_msg("%s", why);
 }
 
 /* Image "absent" is refused (MSB_E_VALUE, the message holding `says`); nothing is left. */
