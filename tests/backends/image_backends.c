@@ -102,16 +102,19 @@ static void runs(backend_fixture *fx, const char *image, const char *script, con
 		fail_msg("%s", why);
 }
 
-/* Image "absent" is refused (MSB_E_VALUE, the message holding `says`); nothing is left. */
-static void absent_is_refused(backend_fixture *fx, const char *says)
+/* A spec of `image` is refused at acquire (MSB_E_VALUE, the message holding `says`);
+ * nothing is left. */
+static void image_is_refused(backend_fixture *fx, const char *image, const char *says)
 {
 	msb_spec s = spec;
-	s.image = "absent";
-	msb_key k = backend_key("absent", NULL);
+	s.image = image;
+	msb_key k = backend_key(image, NULL);
 	msb_sandbox_handle *h = NULL;
 	msb_error err = MSB_ERROR_INIT;
 	assert_int_equal(fx->ops->acquire(fx->self, &k, &s, &h, &err), MSB_E_VALUE);
-	assert_non_null(strstr(msb_error_message(&err), says));
+	if (!strstr(msb_error_message(&err), says))
+		fail_msg("the refusal of image %s says \"%s\", not \"%s\"", image,
+			 msb_error_message(&err), says);
 	msb_error_clear(&err);
 	msb_disposal_failure f = { 0 };
 	fx->ops->dispose(fx->self, &k, &f);
@@ -144,19 +147,8 @@ static void image_user_honoured(backend_fixture *fx)
 	runs(fx, "user", "busybox id -u; busybox id -g; echo w > w && cat w; busybox stat -c %u .;"
 	     "echo t > /tmp/t && cat /tmp/t; echo x > /etc/x 2>/dev/null || echo denied",
 	     "1234\n3456\nw\n1234\nt\ndenied\n");
-	msb_spec s = spec;
-	s.image = "ghost";
-	msb_key k = backend_key("ghost", NULL);
-	msb_sandbox_handle *h = NULL;
-	msb_error err = MSB_ERROR_INIT;
-	assert_int_equal(fx->ops->acquire(fx->self, &k, &s, &h, &err), MSB_E_VALUE);
-	const char *m = msb_error_message(&err);
-	if (!strstr(m, "config User \"ghost\" refused") || !strstr(m, "/etc/passwd"))
-		fail_msg("the refusal of User ghost says \"%s\"", m);
-	msb_error_clear(&err);
-	msb_disposal_failure f = { 0 };
-	fx->ops->dispose(fx->self, &k, &f);
-	msb_disposal_failure_free(&f);
+	image_is_refused(fx, "ghost", "config User \"ghost\" refused: user ghost is not in the "
+			 "image's /etc/passwd");
 }
 
 static void run_on(const engine *e)
@@ -182,7 +174,7 @@ static void run_on(const engine *e)
 	image_config_honoured(&fx);
 	image_user_honoured(&fx);
 	/* A name in neither config images: nor the store is refused, naming the store. */
-	absent_is_refused(&fx, scratch.store);
+	image_is_refused(&fx, "absent", scratch.store);
 	close_and_remove(&fx);
 }
 
@@ -414,7 +406,7 @@ static void qemu_runs_store_images(void **state)
 	snprintf(block, sizeof block, "%s/rootfs.erofs", r.dir);
 	assert_int_equal(access(block, R_OK), 0);
 	msb_image_record_free(&r);
-	absent_is_refused(&fx, "image \"absent\" refused");
+	image_is_refused(&fx, "absent", "image \"absent\" refused");
 	backend_fixture_close(&fx);
 	assert_int_equal(qemu_fixture_leaks(&fx), 0);
 }
